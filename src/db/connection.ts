@@ -1,0 +1,64 @@
+// Opens the database named by the configuration. This folder is the only place
+// that knows which dialect is in use; everything else asks `Database`.
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Dialect } from '../schema/kinds.ts';
+
+export interface Database {
+  db: Kysely<any>;
+  dialect: Dialect;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string;
+  dataDir: string;
+}
+
+// int8 arrives from pg as a digit string by default; keep it so (BigInt later),
+// never as a lossy JS number.
+function openPostgres(url: string): Database {
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  // An idle client losing its connection must not crash the process.
+  pool.on('error', () => {});
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    ping: async () => { await sql`select 1`.execute(db); },
+    close: () => db.destroy(),
+  };
+}
+
+/** Unicode lower-casing for case-insensitive matching; SQLite's own lower() is ASCII-only. */
+function fold(value: unknown): string | null {
+  return typeof value === 'string' ? value.toLowerCase() : value === null ? null : String(value).toLowerCase();
+}
+
+function openSqlite(dataDir: string): Database {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = new SQLite(path.join(dataDir, 'leadbook.sqlite'));
+  file.pragma('journal_mode = WAL');
+  file.pragma('synchronous = NORMAL');
+  file.pragma('foreign_keys = ON');
+  file.pragma('busy_timeout = 5000');
+  // 64-bit integers come back as BigInt so that big-integer fields stay exact.
+  file.defaultSafeIntegers(true);
+  file.function('lb_fold', { deterministic: true }, fold);
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: file }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    ping: async () => { await sql`select 1`.execute(db); },
+    close: () => db.destroy(),
+  };
+}
+
+export function openDatabase(options: DatabaseOptions): Database {
+  return options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.dataDir);
+}

@@ -1,0 +1,19 @@
+import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
+import * as records from './migrations/2026-11-22T0001-records.ts';
+
+/** Every migration, by its sortable name. Listed here so that no file-system scan is needed. */
+const migrations: Record<string, Migration> = {
+  '2026-11-22T0001-records': records,
+};
+
+export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: 'leadbook_migrations',
+    migrationLockTableName: 'leadbook_migrations_lock',
+  });
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error;
+  return result;
+}

@@ -1,0 +1,108 @@
+// JSON schemas of a resource, for responses (serialization and OpenAPI) and for
+// request bodies (OpenAPI; the operations validate with the field kinds).
+import { FILTER_OPS } from '../schema/kinds.ts';
+import type { JsonSchema } from '../schema/kinds.ts';
+import type { Field, Resource } from '../schema/resource.ts';
+import { PER_PAGE } from './list-query.ts';
+
+const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+function withNull(schema: JsonSchema): JsonSchema {
+  if (schema.anyOf) return { anyOf: [...(schema.anyOf as JsonSchema[]), { type: 'null' }] };
+  return { ...schema, type: [schema.type, 'null'] };
+}
+
+function describe(field: Field, schema: JsonSchema): JsonSchema {
+  return { ...schema, title: field.label, 'x-input': field.input };
+}
+
+export const schemaIds = (resource: Resource) => {
+  const base = pascal(resource.singular);
+  return { record: base, input: `${base}Input`, one: `${base}Response`, list: `${base}List` };
+};
+
+export function recordSchema(resource: Resource): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  for (const f of resource.visible) {
+    const s = f.kind.schema(f);
+    properties[f.name] = describe(f, f.nullable ? withNull(s) : s);
+  }
+  return {
+    $id: schemaIds(resource).record,
+    type: 'object',
+    properties,
+    required: resource.visible.map((f) => f.name),
+    additionalProperties: false,
+  };
+}
+
+export function inputSchema(resource: Resource): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  for (const f of resource.writable) {
+    const s = f.kind.inputSchema?.(f) ?? f.kind.schema(f);
+    properties[f.name] = describe(f, f.nullable ? withNull(s) : s);
+  }
+  return {
+    $id: schemaIds(resource).input,
+    type: 'object',
+    description: `Fields of a ${resource.singular}. Read-only fields (${resource.fields.filter((f) => f.readOnly).map((f) => f.name).join(', ')}) are ignored; unknown fields are refused.`,
+    properties,
+    required: resource.writable.filter((f) => f.required).map((f) => f.name),
+    additionalProperties: false,
+  };
+}
+
+export function oneSchema(resource: Resource): JsonSchema {
+  const ids = schemaIds(resource);
+  return { $id: ids.one, type: 'object', properties: { data: { $ref: `${ids.record}#` } }, required: ['data'] };
+}
+
+export function listSchema(resource: Resource): JsonSchema {
+  const ids = schemaIds(resource);
+  return {
+    $id: ids.list,
+    type: 'object',
+    properties: {
+      data: { type: 'array', items: { $ref: `${ids.record}#` } },
+      meta: {
+        type: 'object',
+        description: 'page, per_page, total and last_page with page paging; per_page and next_cursor with cursor paging.',
+        properties: {
+          page: { type: 'integer' },
+          per_page: { type: 'integer' },
+          total: { type: 'integer' },
+          last_page: { type: 'integer' },
+          next_cursor: { type: ['string', 'null'] },
+        },
+        required: ['per_page'],
+      },
+    },
+    required: ['data', 'meta'],
+  };
+}
+
+/** The list parameters, for the OpenAPI document. */
+export function listQuerySchema(resource: Resource): JsonSchema {
+  const filterProperties: Record<string, JsonSchema> = {};
+  for (const f of resource.visible) {
+    const ops = Object.fromEntries(f.kind.operators.map((op) => [op, { type: 'string' }]));
+    filterProperties[f.name] = { anyOf: [{ type: 'string' }, { type: 'object', properties: ops, additionalProperties: false }] };
+  }
+  return {
+    type: 'object',
+    properties: {
+      search: { type: 'string', description: 'Every whitespace-separated word must occur, case-insensitively, in a searchable text field, or equal a searchable integer field.' },
+      filter: {
+        type: 'object',
+        description: `filter[field]=value (equality) or filter[field][op]=value, op one of ${FILTER_OPS.join(', ')}; in takes a comma list, null takes true or false.`,
+        properties: filterProperties,
+        additionalProperties: false,
+      },
+      sort: { type: 'string', description: 'Comma-separated fields, - for descending; ties broken by id in the direction of the last key. Default -id.' },
+      page: { type: 'integer', minimum: 1, default: 1 },
+      per_page: { type: 'integer', minimum: 1, maximum: PER_PAGE.max, default: PER_PAGE.default },
+      cursor: { type: 'string', description: 'Keyset paging: empty to start, then meta.next_cursor.' },
+    },
+    additionalProperties: false,
+  };
+}

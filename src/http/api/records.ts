@@ -1,0 +1,83 @@
+// One generic CRUD plugin, registered once per resource. Routes are thin: they
+// read the request, call an operation, and write the answer.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { listQuerySchema, schemaIds } from '../../derive/api-schema.ts';
+import { createRecord, deleteRecord, getRecord, listRecords, updateRecord, type Context } from '../../records/operations.ts';
+import type { Resource } from '../../schema/resource.ts';
+
+type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } });
+
+// The operations check bodies and queries with the field kinds (one place for
+// the API and the pages); the route schemas document them and shape responses.
+const documentedOnly = () => () => true;
+
+function ifMatchOf(request: FastifyRequest): string | undefined {
+  const value = request.headers['if-match'];
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+export function recordRoutes(ctx: Context, resource: Resource) {
+  const ids = schemaIds(resource);
+  const tags = [resource.name];
+  const params = { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9]+$' } }, required: ['id'] };
+  const location = (id: unknown) => `/api/v1/${resource.name}/${String(id)}`;
+  const withEtag = (reply: FastifyReply, etag: string) => reply.header('ETag', etag);
+
+  return async function plugin(app: FastifyInstance) {
+    app.setValidatorCompiler(documentedOnly);
+    app.get('/', {
+      schema: {
+        tags, summary: `List ${resource.name}`, querystring: listQuerySchema(resource),
+        response: { 200: { $ref: `${ids.list}#` }, 422: problem('invalid list parameters') },
+      },
+    }, (request) => listRecords(ctx, resource, request.query as Record<string, unknown>));
+
+    app.get('/:id', {
+      schema: {
+        tags, summary: `Get a ${resource.singular}`, params,
+        response: { 200: { $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } }, 304: { description: 'not modified', type: 'null' }, 404: problem('no such record') },
+      },
+    }, async (request: IdRequest, reply) => {
+      const { record, etag } = await getRecord(ctx, resource, request.params.id);
+      withEtag(reply, etag);
+      if (request.headers['if-none-match']?.split(',').map((t) => t.trim()).includes(etag)) return reply.code(304).send();
+      return { data: record };
+    });
+
+    app.post('/', {
+      schema: {
+        tags, summary: `Create a ${resource.singular}`, body: { $ref: `${ids.input}#` },
+        response: { 201: { $ref: `${ids.one}#`, headers: { Location: { type: 'string' }, ETag: { type: 'string' } } }, 422: problem('invalid fields') },
+      },
+    }, async (request, reply) => {
+      const { record, etag } = await createRecord(ctx, resource, request.body);
+      withEtag(reply, etag).header('Location', location(record[resource.primaryKey.name]));
+      return reply.code(201).send({ data: record });
+    });
+
+    app.patch('/:id', {
+      schema: {
+        tags, summary: `Change some fields of a ${resource.singular}`, params, body: { $ref: `${ids.input}#` },
+        headers: { type: 'object', properties: { 'if-match': { type: 'string', description: 'the ETag you read; a stale one gives 412 and changes nothing' } } },
+        response: { 200: { $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } }, 404: problem('no such record'), 412: problem('the record changed since it was read'), 422: problem('invalid fields') },
+      },
+    }, async (request: IdRequest, reply) => {
+      const { record, etag } = await updateRecord(ctx, resource, request.params.id, request.body, ifMatchOf(request));
+      withEtag(reply, etag);
+      return { data: record };
+    });
+
+    app.delete('/:id', {
+      schema: {
+        tags, summary: `Delete a ${resource.singular}`, params,
+        headers: { type: 'object', properties: { 'if-match': { type: 'string' } } },
+        response: { 204: { description: 'deleted', type: 'null' }, 404: problem('no such record'), 412: problem('the record changed since it was read') },
+      },
+    }, async (request: IdRequest, reply) => {
+      await deleteRecord(ctx, resource, request.params.id, ifMatchOf(request));
+      return reply.code(204).send();
+    });
+  };
+}

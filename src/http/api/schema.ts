@@ -1,0 +1,44 @@
+// GET /api/v1/schema: the resource declarations, as clients and the web app
+// need them. Hidden fields are left out: their names never leave the server.
+import type { FastifyInstance } from 'fastify';
+import type { Field, Resource } from '../../schema/resource.ts';
+
+function describeField(f: Field) {
+  return {
+    name: f.name,
+    label: f.label,
+    type: f.kind.seedType,
+    input: f.input,
+    rules: f.rules,
+    required: f.required,
+    nullable: f.nullable,
+    ...(f.max !== undefined ? { max: f.max } : {}),
+    primary: f.primary,
+    auto_increment: f.autoIncrement,
+    unsigned: f.unsigned,
+    read_only: f.readOnly,
+    searchable: f.searchable,
+    fillable: f.fillable,
+    in_form: f.inForm,
+    in_index: f.inIndex,
+    in_view: f.inView,
+    filter_operators: f.kind.operators,
+  };
+}
+
+export function describeResource(r: Resource) {
+  return { name: r.name, singular: r.singular, label: r.label, fields: r.visible.map(describeField) };
+}
+
+export function schemaRoutes(resources: readonly Resource[]) {
+  const body = JSON.stringify({ data: resources.map(describeResource) });
+  return async function plugin(app: FastifyInstance) {
+    app.get('/schema', {
+      schema: {
+        tags: ['schema'],
+        summary: 'The resource declarations: fields, types, input kinds, rules and flags',
+        response: { 200: { type: 'object', properties: { data: { type: 'array', items: { type: 'object', additionalProperties: true } } } } },
+      },
+    }, (_request, reply) => reply.type('application/json; charset=utf-8').send(body));
+  };
+}

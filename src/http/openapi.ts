@@ -1,0 +1,37 @@
+// The OpenAPI 3.1 document, generated from the same schemas the routes use,
+// at /api/v1/openapi.json, and a readable reference at /docs.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+
+export const problemSchema = {
+  $id: 'Problem',
+  type: 'object',
+  description: 'RFC 9457 problem details; `errors` maps a field to its messages.',
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    code: { type: 'string', description: 'validation_failed, not_found, precondition_failed, malformed_json, …' },
+    errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+  },
+  required: ['type', 'title', 'status', 'detail', 'code'],
+};
+
+export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Leadbook API',
+        version,
+        description: 'Contacts, inquiries and team accounts. Errors are application/problem+json. Big integers are exact JSON numbers; a request may also send them as digit strings.',
+      },
+      servers: [{ url: '/' }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, () => app.swagger());
+}

@@ -1,0 +1,55 @@
+// Every error leaves as application/problem+json. 4xx details are ours or
+// Fastify's own (safe to show); a 5xx is logged with its cause and answered
+// with a generic message.
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { AppError, toProblem } from '../errors.ts';
+
+const FASTIFY_CODES: Record<string, [number, string, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'payload_too_large', 'The request body is larger than this route accepts.'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'unsupported_media_type', 'Send the body as application/json.'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'bad_request', 'The Content-Length header does not match the body.'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'malformed_json', 'The request body is empty but declared as JSON.'],
+  FST_ERR_BAD_URL: [400, 'bad_request', 'The URL is malformed.'],
+  FST_ERR_ASYNC_CONSTRAINT: [400, 'bad_request', 'The request could not be routed.'],
+};
+
+// Connection failures of either database: the process stays up and answers 503.
+const UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'SQLITE_BUSY', 'SQLITE_CANTOPEN']);
+
+function isUnavailable(error: Error & { code?: string }): boolean {
+  return (error.code !== undefined && UNAVAILABLE.has(error.code)) || /Connection terminated|timeout exceeded when trying to connect/i.test(error.message);
+}
+
+export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
+  return reply.code(error.status).type('application/problem+json; charset=utf-8').send(JSON.stringify(toProblem(error)));
+}
+
+export function toAppError(error: FastifyError): AppError {
+  if (error instanceof AppError) return error;
+  const known = error.code ? FASTIFY_CODES[error.code] : undefined;
+  if (known) return new AppError(...known);
+  if (error.validation) {
+    const errors: Record<string, string[]> = {};
+    for (const v of error.validation) {
+      const key = v.instancePath.replace(/^\//, '').replace(/\//g, '.') || String(v.params?.missingProperty ?? error.validationContext ?? 'body');
+      (errors[key] ??= []).push(v.message ?? 'is invalid');
+    }
+    return new AppError(422, 'validation_failed', 'The request has invalid fields.', errors);
+  }
+  if (isUnavailable(error)) return new AppError(503, 'unavailable', 'The database cannot be reached right now; try again shortly.');
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return new AppError(status, 'bad_request', error.message);
+  return new AppError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
+}
+
+export function registerProblemHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (appError.status === 503) reply.header('Retry-After', '5');
+    return sendProblem(reply, appError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new AppError(404, 'not_found', `There is no route ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+}

@@ -1,0 +1,25 @@
+import { defineResource } from '../schema/resource.ts';
+
+/** A prospective customer. Fields, rules and flags as the seed gives them. */
+export const contact = defineResource({
+  name: 'contacts',
+  singular: 'contact',
+  label: 'Contact',
+  fields: {
+    id: { kind: 'bigInteger', primary: true, autoIncrement: true },
+    name: { kind: 'string', max: 255 },
+    email: { kind: 'string', max: 255, input: 'email' },
+    phone: { kind: 'string', max: 100 },
+    occupation: { kind: 'string', max: 100 },
+    address: { kind: 'string', max: 255 },
+    country: { kind: 'string', max: 100 },
+    city: { kind: 'string', max: 100 },
+    service_id: { kind: 'integer' },
+    source_id: { kind: 'integer' },
+    detail: { kind: 'string', max: 500 },
+    budget: { kind: 'string', max: 255 },
+    created_by: { kind: 'integer', label: 'Created by' },
+    created_at: { kind: 'dateTime', timestamp: 'create' },
+    updated_at: { kind: 'dateTime', timestamp: 'update' },
+  },
+});

@@ -1,0 +1,12 @@
+import type { Resource } from '../schema/resource.ts';
+import { contact } from './contact.ts';
+import { inquiry } from './inquiry.ts';
+import { user } from './user.ts';
+
+export { contact, inquiry, user };
+
+/** Every declared resource, in the seed's order. */
+export const resources: readonly Resource[] = [contact, inquiry, user];
+
+/** The resources served by the generic records API today (users join with accounts). */
+export const recordResources: readonly Resource[] = [contact, inquiry];

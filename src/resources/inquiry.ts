@@ -1,0 +1,19 @@
+import { extendResource } from '../schema/resource.ts';
+import { contact } from './contact.ts';
+
+/** A contact's request: every contact field, then its own eight. */
+export const inquiry = extendResource(contact, {
+  name: 'inquiries',
+  singular: 'inquiry',
+  label: 'Inquiry',
+  fields: {
+    inquiry_country: { kind: 'string', max: 255 },
+    inquiry_status: { kind: 'boolean' },
+    status: { kind: 'boolean' },
+    inquiry_type: { kind: 'boolean' },
+    assigned_to: { kind: 'integer', label: 'Assigned to' },
+    assigned_date: { kind: 'dateTime', defaultNowWhen: 'assigned_to' },
+    ticket_id: { kind: 'bigInteger', label: 'Ticket' },
+    ticket_date: { kind: 'dateTime' },
+  },
+});

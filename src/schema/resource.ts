@@ -1,0 +1,160 @@
+// Resource declarations: plain data, checked once when the module loads, so a
+// wrong declaration stops the boot with a clear message instead of failing
+// mid-request.
+import { kinds, type FieldKind, type InputKind, type KindName } from './kinds.ts';
+
+export interface FieldFlags {
+  searchable: boolean;
+  fillable: boolean;
+  inForm: boolean;
+  inIndex: boolean;
+  inView: boolean;
+}
+
+/** What a declaration writes for one field; everything else has a default. */
+export interface FieldDecl extends Partial<FieldFlags> {
+  kind: KindName;
+  input?: InputKind;
+  max?: number;
+  required?: boolean;
+  label?: string;
+  /** Never leaves the server: not in responses, logs, lists, filters or sorts. */
+  hidden?: boolean;
+  primary?: boolean;
+  /** The seed's first integer flag. */
+  autoIncrement?: boolean;
+  /** The seed's second integer flag. */
+  unsigned?: boolean;
+  /** Maintained by the server (`created_at`, `updated_at`). */
+  timestamp?: 'create' | 'update';
+  /** Set to now when the named field is set and no value for this one is given. */
+  defaultNowWhen?: string;
+}
+
+export interface Field extends FieldFlags {
+  name: string;
+  kind: FieldKind;
+  input: InputKind;
+  label: string;
+  max?: number;
+  required: boolean;
+  nullable: boolean;
+  hidden: boolean;
+  primary: boolean;
+  autoIncrement: boolean;
+  unsigned: boolean;
+  timestamp?: 'create' | 'update';
+  /** Never written by a client: ignored when sent. */
+  readOnly: boolean;
+  defaultNowWhen?: string;
+  /** The seed's rules, as it writes them: `nullable`, `string`, `max:255`. */
+  rules: string[];
+}
+
+export interface ResourceDecl {
+  /** Plural, as in the URL and the table: `contacts`. */
+  name: string;
+  singular: string;
+  label: string;
+  fields: Record<string, FieldDecl>;
+}
+
+export interface Resource {
+  name: string;
+  table: string;
+  singular: string;
+  label: string;
+  fields: readonly Field[];
+  primaryKey: Field;
+  /** Looks a field up by name without falling into Object.prototype. */
+  field(name: string): Field | undefined;
+  /** Fields that may appear in a response, a filter or a sort. */
+  visible: readonly Field[];
+  writable: readonly Field[];
+  searchText: readonly Field[];
+  searchIntegral: readonly Field[];
+  decl: ResourceDecl;
+}
+
+const NAME = /^[a-z][a-z0-9_]*$/;
+
+function humanize(name: string): string {
+  const words = name.replace(/_id$/, '').replace(/_/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+function buildField(resource: string, name: string, decl: FieldDecl): Field {
+  const where = `resource ${resource}, field ${name}`;
+  if (!NAME.test(name)) throw new Error(`${where}: a field name is lower_snake_case`);
+  const kind = kinds[decl.kind];
+  if (!kind) throw new Error(`${where}: unknown kind ${String(decl.kind)}`);
+  const max = decl.max ?? (decl.kind === 'text' ? 65535 : undefined);
+  if (kind.textual && !(Number.isInteger(max) && max! > 0)) throw new Error(`${where}: a text field needs a positive max`);
+  const system = Boolean(decl.primary || decl.timestamp);
+  const flag = (value: boolean | undefined) => value ?? !system;
+  const required = decl.required ?? false;
+  const rules = system && decl.primary ? [] : [required ? 'required' : 'nullable'];
+  if (kind.textual && !system) rules.push('string', `max:${max}`);
+  if (decl.kind === 'boolean') rules.push('boolean');
+  return {
+    name,
+    kind,
+    input: decl.input ?? kind.defaultInput,
+    label: decl.label ?? humanize(name),
+    max,
+    required,
+    nullable: !required && !decl.primary,
+    hidden: decl.hidden ?? false,
+    primary: decl.primary ?? false,
+    autoIncrement: decl.autoIncrement ?? false,
+    unsigned: decl.unsigned ?? false,
+    timestamp: decl.timestamp,
+    readOnly: system,
+    defaultNowWhen: decl.defaultNowWhen,
+    rules,
+    searchable: flag(decl.searchable),
+    fillable: flag(decl.fillable),
+    inForm: flag(decl.inForm),
+    inIndex: flag(decl.inIndex),
+    inView: flag(decl.inView),
+  };
+}
+
+export function defineResource(decl: ResourceDecl): Resource {
+  if (!NAME.test(decl.name)) throw new Error(`resource ${decl.name}: a resource name is lower_snake_case`);
+  const fields = Object.entries(decl.fields).map(([name, f]) => buildField(decl.name, name, f));
+  const byName = new Map(fields.map((f) => [f.name, f]));
+  const primaries = fields.filter((f) => f.primary);
+  if (primaries.length !== 1) throw new Error(`resource ${decl.name}: exactly one primary field is needed`);
+  for (const f of fields) {
+    if (f.defaultNowWhen && !byName.has(f.defaultNowWhen)) {
+      throw new Error(`resource ${decl.name}, field ${f.name}: defaultNowWhen names no field`);
+    }
+    if (f.defaultNowWhen && f.kind.name !== 'dateTime') {
+      throw new Error(`resource ${decl.name}, field ${f.name}: only a date-time can default to now`);
+    }
+  }
+  const visible = fields.filter((f) => !f.hidden);
+  return {
+    name: decl.name,
+    table: decl.name,
+    singular: decl.singular,
+    label: decl.label,
+    fields,
+    primaryKey: primaries[0]!,
+    field: (name) => byName.get(name),
+    visible,
+    writable: fields.filter((f) => f.fillable && !f.readOnly),
+    searchText: visible.filter((f) => f.searchable && f.kind.textual),
+    searchIntegral: visible.filter((f) => f.searchable && f.kind.integral),
+    decl,
+  };
+}
+
+/** A resource that has every field of `base` (same order, same rules) and more after them. */
+export function extendResource(base: Resource, decl: ResourceDecl): Resource {
+  for (const name of Object.keys(decl.fields)) {
+    if (base.field(name)) throw new Error(`resource ${decl.name}: field ${name} is already declared by ${base.name}`);
+  }
+  return defineResource({ ...decl, fields: { ...base.decl.fields, ...decl.fields } });
+}
