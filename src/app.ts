@@ -33,6 +33,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // filter[name][contains]=x arrives as nested objects; qs never builds
     // prototype keys and its limits bound the work a query can cause.
     routerOptions: {
+      ignoreTrailingSlash: true,
       querystringParser: (s: string) => qs.parse(s, { depth: 2, parameterLimit: 100, arrayLimit: 0, allowPrototypes: false, strictDepth: false }),
     },
     // Fastify's factory type is overloaded per server kind; ours serves any.

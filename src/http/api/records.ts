@@ -8,6 +8,12 @@ import type { Resource } from '../../schema/resource.ts';
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } });
+const bodyProblems = {
+  400: problem('malformed JSON'),
+  413: problem('body over 1 MiB'),
+  415: problem('not application/json'),
+  422: problem('invalid fields, each named in errors'),
+};
 
 // The operations check bodies and queries with the field kinds (one place for
 // the API and the pages); the route schemas document them and shape responses.
@@ -27,17 +33,17 @@ export function recordRoutes(ctx: Context, resource: Resource) {
 
   return async function plugin(app: FastifyInstance) {
     app.setValidatorCompiler(documentedOnly);
-    app.get('/', {
+    app.get('', {
       schema: {
         tags, summary: `List ${resource.name}`, querystring: listQuerySchema(resource),
-        response: { 200: { $ref: `${ids.list}#` }, 422: problem('invalid list parameters') },
+        response: { 200: { description: 'one page of records', $ref: `${ids.list}#` }, 422: problem('invalid list parameters') },
       },
     }, (request) => listRecords(ctx, resource, request.query as Record<string, unknown>));
 
     app.get('/:id', {
       schema: {
         tags, summary: `Get a ${resource.singular}`, params,
-        response: { 200: { $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } }, 304: { description: 'not modified', type: 'null' }, 404: problem('no such record') },
+        response: { 200: { description: 'the record', $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } }, 304: { description: 'not modified', type: 'null' }, 404: problem('no such record') },
       },
     }, async (request: IdRequest, reply) => {
       const { record, etag } = await getRecord(ctx, resource, request.params.id);
@@ -46,10 +52,10 @@ export function recordRoutes(ctx: Context, resource: Resource) {
       return { data: record };
     });
 
-    app.post('/', {
+    app.post('', {
       schema: {
         tags, summary: `Create a ${resource.singular}`, body: { $ref: `${ids.input}#` },
-        response: { 201: { $ref: `${ids.one}#`, headers: { Location: { type: 'string' }, ETag: { type: 'string' } } }, 422: problem('invalid fields') },
+        response: { 201: { description: 'created', $ref: `${ids.one}#`, headers: { Location: { type: 'string' }, ETag: { type: 'string' } } }, ...bodyProblems },
       },
     }, async (request, reply) => {
       const { record, etag } = await createRecord(ctx, resource, request.body);
@@ -61,7 +67,7 @@ export function recordRoutes(ctx: Context, resource: Resource) {
       schema: {
         tags, summary: `Change some fields of a ${resource.singular}`, params, body: { $ref: `${ids.input}#` },
         headers: { type: 'object', properties: { 'if-match': { type: 'string', description: 'the ETag you read; a stale one gives 412 and changes nothing' } } },
-        response: { 200: { $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } }, 404: problem('no such record'), 412: problem('the record changed since it was read'), 422: problem('invalid fields') },
+        response: { 200: { description: 'the changed record', $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } }, 404: problem('no such record'), 412: problem('the record changed since it was read'), ...bodyProblems },
       },
     }, async (request: IdRequest, reply) => {
       const { record, etag } = await updateRecord(ctx, resource, request.params.id, request.body, ifMatchOf(request));

@@ -1,0 +1,50 @@
+// A fresh database for each test run, on each dialect: a temporary SQLite
+// directory, or a new PostgreSQL database dropped afterwards.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { DatabaseOptions } from '../../src/db/connection.ts';
+import type { Dialect } from '../../src/schema/kinds.ts';
+
+/** LEADBOOK_TEST_DIALECTS=sqlite runs one dialect only (e.g. on a laptop without PostgreSQL). */
+export const DIALECTS: Dialect[] = (process.env.LEADBOOK_TEST_DIALECTS ?? 'sqlite,postgres')
+  .split(',')
+  .map((d) => d.trim())
+  .filter((d): d is Dialect => d === 'sqlite' || d === 'postgres');
+
+/** An admin connection to the PostgreSQL server; tests create their databases through it. */
+export const PG_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface FreshDatabase {
+  options: DatabaseOptions;
+  drop(): Promise<void>;
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function freshDatabase(dialect: Dialect): Promise<FreshDatabase> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'leadbook-test-'));
+  const removeDir = () => fs.rmSync(dataDir, { recursive: true, force: true });
+  if (dialect === 'sqlite') return { options: { dataDir }, drop: async () => removeDir() };
+  const name = `leadbook_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(`create database ${name} template template0 encoding 'UTF8' lc_collate 'C.UTF-8' lc_ctype 'C.UTF-8'`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    options: { dataDir, databaseUrl: url.toString() },
+    drop: async () => {
+      removeDir();
+      await adminQuery(`drop database if exists ${name} with (force)`);
+    },
+  };
+}

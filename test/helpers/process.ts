@@ -1,0 +1,60 @@
+// Runs the `leadbook` command as a user would, as a child process.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+const BIN = path.join(ROOT, 'bin/leadbook.js');
+
+export async function runCli(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, cwd: ROOT });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface Served {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+/** Starts `leadbook serve` and resolves once /healthz answers (or rejects after `timeoutMs`). */
+export async function serveCli(env: Record<string, string>, timeoutMs = 15_000): Promise<Served> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: ROOT });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`leadbook serve exited with ${child.exitCode}:\n${output}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.ok) return { url, child, output: () => output, stop };
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await stop();
+  throw new Error(`leadbook serve did not answer /healthz within ${timeoutMs} ms:\n${output}`);
+}

@@ -1,0 +1,98 @@
+// The live database, migrated from the frozen migrations, must agree with the
+// resource declarations: every field a column of the right type, length and
+// nullability, and no column the declarations do not know.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { type Database, openDatabase } from '../src/db/connection.ts';
+import { migrateToLatest } from '../src/db/migrate.ts';
+import { resources } from '../src/resources/index.ts';
+import type { Field } from '../src/schema/resource.ts';
+import { DIALECTS, type FreshDatabase, freshDatabase } from './helpers/database.ts';
+
+interface Column { type: string; length: number | null; notNull: boolean; primary: boolean }
+
+/** The column each field should have, written independently of the kinds' own column(). */
+function expected(field: Field, dialect: string): Omit<Column, 'primary'> & { primary: boolean } {
+  const pg: Record<string, string> = { string: 'character varying', text: 'text', integer: 'integer', bigInteger: 'bigint', boolean: 'boolean', dateTime: 'timestamp with time zone' };
+  const lite: Record<string, string> = { string: `varchar(${field.max})`, text: 'text', integer: 'integer', bigInteger: 'bigint', boolean: 'boolean', dateTime: 'datetime' };
+  const kind = field.kind.name;
+  const type = field.primary && dialect === 'sqlite' ? 'integer' : (dialect === 'postgres' ? pg : lite)[kind]!;
+  return {
+    type,
+    length: dialect === 'postgres' && kind === 'string' ? field.max! : null,
+    // SQLite reports a rowid alias as nullable, though it can never hold NULL.
+    notNull: field.required || (field.primary && dialect === 'postgres'),
+    primary: field.primary,
+  };
+}
+
+async function liveColumns(database: Database, table: string): Promise<Map<string, Column>> {
+  const columns = new Map<string, Column>();
+  if (database.dialect === 'sqlite') {
+    const rows = await sql<{ name: string; type: string; notnull: bigint; pk: bigint }>`select * from pragma_table_info(${table})`.execute(database.db);
+    for (const r of rows.rows) columns.set(r.name, { type: r.type.toLowerCase(), length: null, notNull: r.notnull === 1n, primary: r.pk === 1n });
+    return columns;
+  }
+  const rows = await sql<{ column_name: string; data_type: string; character_maximum_length: number | null; is_nullable: string; is_identity: string; pk: boolean }>`
+    select c.column_name, c.data_type, c.character_maximum_length, c.is_nullable, c.is_identity,
+      exists (select 1 from information_schema.key_column_usage k join information_schema.table_constraints t using (constraint_name, table_name)
+              where t.constraint_type = 'PRIMARY KEY' and k.table_name = c.table_name and k.column_name = c.column_name) as pk
+    from information_schema.columns c where c.table_name = ${table} and c.table_schema = current_schema()`.execute(database.db);
+  for (const r of rows.rows) {
+    columns.set(r.column_name, { type: r.data_type, length: r.character_maximum_length, notNull: r.is_nullable === 'NO', primary: r.pk });
+  }
+  return columns;
+}
+
+for (const dialect of DIALECTS) {
+  describe(`database columns match the declarations (${dialect})`, () => {
+    let fresh: FreshDatabase;
+    let database: Database;
+    before(async () => {
+      fresh = await freshDatabase(dialect);
+      database = openDatabase(fresh.options);
+      await migrateToLatest(database.db);
+    });
+    after(async () => {
+      await database.close();
+      await fresh.drop();
+    });
+
+    for (const resource of resources) {
+      test(`${resource.table}: one column per field, typed as declared`, async () => {
+        const live = await liveColumns(database, resource.table);
+        const extra = [...live.keys()].filter((name) => !resource.field(name) && !(resource.name === 'users' && name === 'role'));
+        assert.deepEqual(extra, [], 'columns the declarations do not know');
+        for (const field of resource.fields) {
+          const column = live.get(field.name);
+          assert.ok(column, `${resource.table}.${field.name} is missing`);
+          assert.deepEqual(column, expected(field, dialect), `${resource.table}.${field.name}`);
+        }
+      });
+    }
+
+    test('ids are identities that never reuse a deleted id', async () => {
+      if (dialect === 'postgres') {
+        const rows = await sql<{ table_name: string; is_identity: string }>`
+          select table_name, is_identity from information_schema.columns where column_name = 'id' and table_schema = current_schema()
+            and table_name in ('contacts', 'inquiries', 'users')`.execute(database.db);
+        assert.equal(rows.rows.length, 3);
+        for (const r of rows.rows) assert.equal(r.is_identity, 'YES', r.table_name);
+      } else {
+        const rows = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'table' and name in ('contacts', 'inquiries', 'users')`.execute(database.db);
+        assert.equal(rows.rows.length, 3);
+        for (const r of rows.rows) assert.match(r.sql, /id integer primary key autoincrement/i, r.name);
+      }
+    });
+
+    test('sort and filter paths have indexes ending in id', async () => {
+      const names = dialect === 'postgres'
+        ? (await sql<{ indexname: string }>`select indexname from pg_indexes where schemaname = current_schema()`.execute(database.db)).rows.map((r) => r.indexname)
+        : (await sql<{ name: string }>`select name from sqlite_master where type = 'index'`.execute(database.db)).rows.map((r) => r.name);
+      for (const index of ['contacts_name_id', 'contacts_created_at_id', 'inquiries_assigned_to_id', 'inquiries_assigned_date_id', 'users_email_lower']) {
+        assert.ok(names.includes(index), `${index} exists`);
+      }
+    });
+  });
+}
