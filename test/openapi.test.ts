@@ -33,6 +33,8 @@ describe('OpenAPI document and reference', () => {
       }
       const listParams = doc.paths[base].get.parameters.map((p: { name: string }) => p.name);
       for (const name of ['search', 'filter', 'sort', 'page', 'per_page', 'cursor']) assert.ok(listParams.includes(name), `${base} documents ${name}`);
+      const filter = doc.paths[base].get.parameters.find((p: { name: string }) => p.name === 'filter');
+      assert.equal(filter.style, 'deepObject', 'filter[field][op]=value');
       assert.ok(doc.paths[base].post.responses['422'], 'validation failures are documented');
     }
     assert.ok(doc.paths['/api/v1/schema'] && doc.paths['/healthz'] && doc.paths['/readyz']);

@@ -30,6 +30,17 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       },
       servers: [{ url: '/' }],
     },
+    // filter[field][op]=value is a deepObject parameter; the plugin cannot say so per parameter.
+    transformObject: (documents) => {
+      if (!('openapiObject' in documents)) return documents.swaggerObject;
+      const { openapiObject } = documents;
+      for (const item of Object.values(openapiObject.paths ?? {})) {
+        for (const param of item?.get?.parameters ?? []) {
+          if ('name' in param && param.name === 'filter' && param.in === 'query') Object.assign(param, { style: 'deepObject', explode: true });
+        }
+      }
+      return openapiObject;
+    },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
