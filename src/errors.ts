@@ -62,7 +62,9 @@ export function toProblem(error: AppError): Problem {
 
 /** Collects field messages so every bad field of a request is reported at once. */
 export class FieldErrorBag {
-  readonly errors: FieldErrors = {};
+  // Field names come from clients: a prototype-less map keeps `__proto__` or
+  // `constructor` an ordinary key instead of a member of Object.prototype.
+  readonly errors: FieldErrors = Object.create(null);
   add(field: string, message: string): void {
     (this.errors[field] ??= []).push(message);
   }

@@ -1,0 +1,384 @@
+// Boundary tests of every writable field, generated from the resource
+// declarations: a field is tested the day it is declared, by its kind. Each
+// case goes through the real app over HTTP, on each dialect.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { recordResources, resources } from '../src/resources/index.ts';
+import type { KindName } from '../src/schema/kinds.ts';
+import type { Field, Resource } from '../src/schema/resource.ts';
+import { startApp, type Reply, type TestApp } from './helpers/app.ts';
+import { DIALECTS } from './helpers/database.ts';
+
+type Row = Record<string, any>;
+
+/** A value the field accepts and what the API answers for it. */
+interface Accepted {
+  value: unknown;
+  expect: unknown;
+  label?: string;
+}
+
+/** A value the field refuses with a 422 naming it. */
+interface Rejected {
+  value: unknown;
+  label?: string;
+}
+
+interface KindCases {
+  accepted(field: Field): Accepted[];
+  rejected(field: Field): Rejected[];
+  /** Two distinct valid values, for records the cases start from. */
+  samples: [unknown, unknown];
+  /** Compares an answered value with the expected one (and checks its JSON type). */
+  same(actual: unknown, expected: unknown): boolean;
+}
+
+const strictlyEqual = (a: unknown, b: unknown) => a === b;
+
+/** A string of `n` code points ending with an astral emoji (two UTF-16 units). */
+const endingInEmoji = (n: number, fill = 'a') => fill.repeat(n - 1) + '😀';
+
+const exactInteger = (actual: unknown, expected: unknown) =>
+  (typeof actual === 'number' || typeof actual === 'bigint') && BigInt(actual) === BigInt(expected as bigint);
+
+// One entry per kind: a kind without cases does not compile, so a new kind
+// cannot be declared without its boundary tests.
+const KIND_CASES: Record<KindName, KindCases> = {
+  string: textCases(),
+  text: textCases(),
+  integer: {
+    accepted: () => [
+      { value: -2147483648, expect: -2147483648 },
+      { value: 2147483647, expect: 2147483647 },
+      { value: 0, expect: 0 },
+    ],
+    rejected: () => [
+      { value: -2147483649 }, { value: 2147483648 }, { value: 2n ** 63n, label: '2^63' },
+      { value: 1.5 }, { value: '12' }, { value: true }, { value: 'abc' }, { value: [1] }, { value: { n: 1 } },
+    ],
+    samples: [1, 2],
+    same: (a, e) => (e === null ? a === null : typeof a === 'number' && a === e),
+  },
+  bigInteger: {
+    accepted: () => [
+      { value: 9007199254740993n, expect: 9007199254740993n, label: '9007199254740993 (a JSON number)' },
+      { value: '9007199254740993', expect: 9007199254740993n, label: '"9007199254740993" (digits)' },
+      { value: 9223372036854775807n, expect: 9223372036854775807n },
+      { value: -9223372036854775808n, expect: -9223372036854775808n },
+      { value: '-9223372036854775808', expect: -9223372036854775808n, label: '"-9223372036854775808" (digits)' },
+      { value: 42, expect: 42n },
+    ],
+    rejected: () => [
+      { value: 9223372036854775808n }, { value: -9223372036854775809n },
+      { value: '9223372036854775808', label: '"9223372036854775808" (digits)' },
+      { value: 1.5 }, { value: '12a' }, { value: '' }, { value: ' 12' }, { value: '1.5' }, { value: true }, { value: [1] },
+    ],
+    samples: [1n, 2n],
+    same: (a, e) => (e === null ? a === null : exactInteger(a, e)),
+  },
+  dateTime: {
+    accepted: () => [
+      { value: '2026-11-22', expect: '2026-11-22T00:00:00.000Z' },
+      { value: '2026-11-22T10:30:00+02:00', expect: '2026-11-22T08:30:00.000Z' },
+      { value: '2026-11-22T10:30:00.123456Z', expect: '2026-11-22T10:30:00.123Z' },
+      { value: '2026-11-22T01:30:00-05:30', expect: '2026-11-22T07:00:00.000Z' },
+      { value: '2024-02-29', expect: '2024-02-29T00:00:00.000Z' },
+    ],
+    rejected: () => [
+      { value: '2026-02-30' }, { value: '2025-02-29' }, { value: '2026-13-01' }, { value: '2026-00-10' },
+      { value: 'yesterday' }, { value: '22/11/2026' }, { value: '2026-11-22T24:00:00Z' }, { value: '2026-11-22T10:30:00' },
+      { value: '' }, { value: 1700000000 }, { value: true },
+    ],
+    samples: ['2026-01-01', '2026-01-02'],
+    same: strictlyEqual,
+  },
+  boolean: {
+    accepted: () => [
+      { value: true, expect: true },
+      { value: false, expect: false },
+    ],
+    rejected: () => [{ value: 'true' }, { value: 'false' }, { value: 1 }, { value: 0 }, { value: 'yes' }, { value: 'on' }, { value: [true] }],
+    samples: [true, false],
+    same: strictlyEqual,
+  },
+};
+
+function textCases(): KindCases {
+  return {
+    accepted: (f) => [
+      { value: endingInEmoji(f.max!), expect: endingInEmoji(f.max!), label: `${f.max} code points ending in an emoji` },
+      { value: '😀'.repeat(f.max!), expect: '😀'.repeat(f.max!), label: `${f.max} emoji` },
+      { value: 'Zoë Ñúñez — 東京 ✓', expect: 'Zoë Ñúñez — 東京 ✓' },
+    ],
+    rejected: (f) => [
+      { value: endingInEmoji(f.max! + 1), label: `${f.max! + 1} code points ending in an emoji` },
+      { value: '😀'.repeat(f.max! + 1), label: `${f.max! + 1} emoji` },
+      { value: 42, label: 'a number' },
+      { value: true, label: 'a boolean' },
+      { value: ['a'], label: 'an array' },
+      { value: 'a\u0000b', label: 'a NUL character' },
+      { value: '\ud800', label: 'a lone high surrogate' },
+      { value: 'x\udc00y', label: 'a lone low surrogate' },
+      { value: 'abc\ud83d', label: 'a trailing high surrogate' },
+    ],
+    samples: ['first', 'second'],
+    same: strictlyEqual,
+  };
+}
+
+function show(value: unknown): string {
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'string' && value.length > 40) return `"${value.slice(0, 12)}…" (${[...value].length} code points)`;
+  return JSON.stringify(value) ?? String(value);
+}
+
+const casesOf = (field: Field): KindCases => {
+  const cases = KIND_CASES[field.kind.name];
+  assert.ok(cases, `no boundary cases for kind ${field.kind.name} (field ${field.name})`);
+  return cases;
+};
+
+/** The smallest valid body: a sample for each required field. */
+function baseBody(resource: Resource): Row {
+  const body: Row = {};
+  for (const f of resource.writable) if (f.required) body[f.name] = casesOf(f).samples[0];
+  return body;
+}
+
+function assertRejected(reply: Reply, fields: string[], what: string): void {
+  assert.equal(reply.status, 422, `${what}: status (body ${reply.text.slice(0, 300)})`);
+  assert.match(reply.headers.get('content-type') ?? '', /^application\/problem\+json\b/, `${what}: content-type`);
+  assert.equal(reply.body?.code, 'validation_failed', `${what}: code`);
+  for (const name of fields) {
+    const messages = Object.hasOwn(reply.body.errors ?? {}, name) ? reply.body.errors[name] : undefined;
+    assert.ok(Array.isArray(messages) && messages.length > 0 && messages.every((m) => typeof m === 'string' && m !== ''),
+      `${what}: errors names ${name} (got ${reply.text.slice(0, 300)})`);
+  }
+}
+
+for (const dialect of DIALECTS) {
+  describe(`records validation (${dialect})`, () => {
+    let app: TestApp;
+    before(async () => { app = await startApp(dialect); });
+    after(() => app.close());
+
+    const total = async (resource: Resource): Promise<number> => {
+      const reply = await app.get(`/api/v1/${resource.name}?per_page=1`);
+      assert.equal(reply.status, 200, reply.text);
+      return Number(reply.body.meta.total);
+    };
+
+    const create = async (resource: Resource, values: Row, what: string): Promise<Reply> => {
+      const reply = await app.post(`/api/v1/${resource.name}`, { ...baseBody(resource), ...values });
+      assert.equal(reply.status, 201, `${what}: create status (body ${reply.text.slice(0, 300)})`);
+      return reply;
+    };
+
+    const read = async (resource: Resource, id: unknown): Promise<Reply> => {
+      const reply = await app.get(`/api/v1/${resource.name}/${String(id)}`);
+      assert.equal(reply.status, 200, reply.text);
+      return reply;
+    };
+
+    for (const resource of recordResources) {
+      describe(resource.name, () => {
+        const path = `/api/v1/${resource.name}`;
+
+        test('every writable field has boundary cases for its kind', () => {
+          assert.ok(resource.writable.length > 0);
+          for (const f of resource.writable) casesOf(f);
+        });
+
+        for (const field of resource.writable) {
+          const cases = casesOf(field);
+          const what = (value: unknown, how: string) => `${resource.name}.${field.name} = ${show(value)} (${how})`;
+          // Another writable field, changed together with a bad value to show a rejected PATCH writes nothing.
+          const companion = resource.writable.find((f) => f !== field && !f.required) ?? resource.writable.find((f) => f !== field)!;
+          const start = cases.samples[0];
+
+          const title = `${field.name} (${field.kind.name}${field.max !== undefined ? `, max ${field.max}` : ''}${field.nullable ? ', nullable' : ''})`;
+          test(title, async () => {
+            const accepted = [...cases.accepted(field)];
+            const rejected = [...cases.rejected(field)];
+            if (field.nullable) accepted.push({ value: null, expect: null });
+            else rejected.push({ value: null });
+
+            const checkAnswer = (reply: Reply, expected: unknown, label: string) => {
+              const actual = reply.body?.data?.[field.name];
+              assert.ok(cases.same(actual, expected), `${label}: answered ${show(actual)}, expected ${show(expected)}`);
+              // 64-bit values are written exactly in the JSON text, as numbers.
+              if (typeof expected === 'bigint') {
+                assert.ok(reply.text.includes(`"${field.name}":${expected}`), `${label}: raw JSON has ${field.name}:${expected} (got ${reply.text.slice(0, 400)})`);
+              }
+            };
+
+            // Accepted on create, answered and read back identical.
+            for (const { value, expect, label } of accepted) {
+              const w = what(value, `create${label ? `, ${label}` : ''}`);
+              const created = await create(resource, { [field.name]: value }, w);
+              checkAnswer(created, expect, w);
+              checkAnswer(await read(resource, created.body.data.id), expect, `${w}, read back`);
+            }
+
+            // Accepted on PATCH, from a different value, and read back identical.
+            for (const { value, expect, label } of accepted) {
+              const w = what(value, `patch${label ? `, ${label}` : ''}`);
+              const created = await create(resource, { [field.name]: start }, w);
+              const id = created.body.data.id;
+              const patched = await app.patch(`${path}/${String(id)}`, { [field.name]: value });
+              assert.equal(patched.status, 200, `${w}: status (body ${patched.text.slice(0, 300)})`);
+              checkAnswer(patched, expect, w);
+              checkAnswer(await read(resource, id), expect, `${w}, read back`);
+            }
+
+            // Refused on create, writing nothing.
+            const countBefore = await total(resource);
+            for (const { value, label } of rejected) {
+              const w = what(value, `create${label ? `, ${label}` : ''}`);
+              assertRejected(await app.post(path, { ...baseBody(resource), [field.name]: value }), [field.name], w);
+            }
+            assert.equal(await total(resource), countBefore, `${resource.name}.${field.name}: rejected creates left the count unchanged`);
+
+            // Refused on PATCH together with a valid change of another field, which is not written either.
+            const target = await create(resource, { [field.name]: start, [companion.name]: KIND_CASES[companion.kind.name].samples[0] }, `${resource.name}.${field.name}: patch target`);
+            const id = target.body.data.id;
+            const readBefore = await read(resource, id);
+            for (const { value, label } of rejected) {
+              const w = what(value, `patch with ${companion.name}${label ? `, ${label}` : ''}`);
+              const reply = await app.patch(`${path}/${String(id)}`, { [companion.name]: KIND_CASES[companion.kind.name].samples[1], [field.name]: value });
+              assertRejected(reply, [field.name], w);
+              assert.ok(!Object.hasOwn(reply.body.errors, companion.name), `${w}: the valid ${companion.name} is not named`);
+            }
+            const readAfter = await read(resource, id);
+            assert.deepEqual(readAfter.body, readBefore.body, `${resource.name}.${field.name}: rejected patches left the record unchanged`);
+            assert.equal(readAfter.headers.get('etag'), readBefore.headers.get('etag'), `${resource.name}.${field.name}: ETag unchanged`);
+            assert.equal(await total(resource), countBefore + 1, `${resource.name}.${field.name}: rejected patches created nothing`);
+          });
+        }
+
+        if (resource.writable.some((f) => f.kind.name === 'boolean')) {
+          test('booleans take all three states in turn on one record (true → null → false → null → true)', async () => {
+            for (const field of resource.writable.filter((f) => f.kind.name === 'boolean')) {
+              const created = await create(resource, { [field.name]: true }, `${field.name} = true`);
+              const id = created.body.data.id;
+              for (const value of [null, false, null, true]) {
+                const reply = await app.patch(`${path}/${String(id)}`, { [field.name]: value });
+                assert.equal(reply.status, 200, `${field.name} → ${show(value)}: ${reply.text}`);
+                assert.equal(reply.body.data[field.name], value, `${field.name} → ${show(value)}`);
+                assert.equal((await read(resource, id)).body.data[field.name], value, `${field.name} → ${show(value)}, read back`);
+              }
+            }
+          });
+        }
+
+        test('unknown fields are refused, naming each of them, and nothing is written', async () => {
+          const countBefore = await total(resource);
+          const valid = resource.writable[0]!;
+          const validValue = KIND_CASES[valid.kind.name].samples[0];
+
+          assertRejected(await app.post(path, { ...baseBody(resource), [valid.name]: validValue, nmae: 'x' }), ['nmae'], 'create with nmae');
+
+          // Prototype names must be plain keys, written as raw JSON so no JS object literal eats them.
+          const tricky = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'prototype'];
+          const raw = `{${[...tricky.map((n) => `"${n}": "x"`), `"${valid.name}": ${JSON.stringify(toPlain(validValue))}`].join(', ')}}`;
+          const tricked = await app.request('POST', path, { body: raw, headers: { 'content-type': 'application/json' } });
+          assertRejected(tricked, tricky, 'create with prototype names');
+          // The names of other resources' fields are unknown here.
+          const foreign = [...new Set(resources.flatMap((r) => r.fields.map((f) => f.name)))].filter((n) => !resource.field(n));
+          if (foreign.length) {
+            const body = Object.fromEntries(foreign.map((n) => [n, 'x']));
+            assertRejected(await app.post(path, { ...baseBody(resource), ...body }), foreign, `create with ${foreign.join(', ')}`);
+          }
+          assert.equal(await total(resource), countBefore, 'rejected creates left the count unchanged');
+
+          const target = await create(resource, { [valid.name]: validValue }, 'patch target');
+          const id = target.body.data.id;
+          const readBefore = await read(resource, id);
+          const otherValue = KIND_CASES[valid.kind.name].samples[1];
+          assertRejected(await app.patch(`${path}/${String(id)}`, { [valid.name]: otherValue, nmae: 'x' }), ['nmae'], 'patch with nmae');
+          const rawPatch = `{"${valid.name}": ${JSON.stringify(toPlain(otherValue))}, "__proto__": {"${valid.name}": "polluted"}, "constructor": "x"}`;
+          assertRejected(await app.request('PATCH', `${path}/${String(id)}`, { body: rawPatch, headers: { 'content-type': 'application/json' } }),
+            ['__proto__', 'constructor'], 'patch with prototype names');
+          const readAfter = await read(resource, id);
+          assert.deepEqual(readAfter.body, readBefore.body, 'rejected patches left the record unchanged');
+          assert.equal(({} as Row)[valid.name], undefined, 'Object.prototype is not polluted');
+        });
+
+        test('read-only fields sent in a write are ignored and the server values kept', async () => {
+          const readOnly = resource.fields.filter((f) => f.readOnly);
+          assert.ok(readOnly.length > 0);
+          const valid = resource.writable[0]!;
+          const [first, second] = KIND_CASES[valid.kind.name].samples;
+          const sentId = 987654321n;
+          const sentTime = '2001-02-03T04:05:06.000Z';
+          const forged = () => Object.fromEntries(readOnly.map((f) => [f.name, f.kind.name === 'dateTime' ? sentTime : sentId]));
+
+          const startedAt = Date.now();
+          const created = await create(resource, { ...forged(), [valid.name]: first }, 'create with read-only fields');
+          const record = created.body.data;
+          for (const f of readOnly) {
+            assert.notEqual(String(record[f.name]), String(forged()[f.name]), `create: ${f.name} is the server's, not the sent value`);
+            if (f.kind.name === 'dateTime') {
+              const t = Date.parse(record[f.name]);
+              assert.ok(Math.abs(t - startedAt) < 60_000, `create: ${f.name} (${record[f.name]}) is about now`);
+            }
+          }
+          assert.ok(casesOf(valid).same(record[valid.name], first), `create: ${valid.name} written alongside`);
+          assert.equal((await app.get(`${path}/${sentId}`)).status, 404, 'no record was created under the sent id');
+          assert.deepEqual((await read(resource, record.id)).body, created.body, 'create answer equals the stored record');
+
+          // Keep updated_at from landing in the same millisecond as created_at.
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          const patched = await app.patch(`${path}/${String(record.id)}`, { ...forged(), [valid.name]: second });
+          assert.equal(patched.status, 200, patched.text);
+          const after = patched.body.data;
+          assert.ok(casesOf(valid).same(after[valid.name], second), `patch: ${valid.name} written alongside`);
+          for (const f of readOnly) {
+            if (f.timestamp === 'update') {
+              assert.notEqual(after[f.name], sentTime, `patch: ${f.name} is the server's`);
+              assert.ok(Date.parse(after[f.name]) > Date.parse(record[f.name]), `patch: ${f.name} moved forward`);
+            } else {
+              assert.equal(String(after[f.name]), String(record[f.name]), `patch: ${f.name} kept`);
+            }
+          }
+          assert.deepEqual((await read(resource, record.id)).body, patched.body, 'patch answer equals the stored record');
+
+          // Only read-only fields: nothing to change, the record stays as it is.
+          const onlyForged = await app.patch(`${path}/${String(record.id)}`, forged());
+          assert.equal(onlyForged.status, 200, onlyForged.text);
+          assert.deepEqual(onlyForged.body, patched.body, 'a patch of read-only fields only changes nothing');
+        });
+
+        test('a body that is not a JSON object is refused and writes nothing', async () => {
+          const countBefore = await total(resource);
+          const valid = resource.writable[0]!;
+          const validValue = toPlain(KIND_CASES[valid.kind.name].samples[0]);
+          const bodies = ['[]', `[${JSON.stringify({ ...baseBody(resource), [valid.name]: validValue })}]`, `"${valid.name}"`, '42', 'true'];
+          const json = { 'content-type': 'application/json' };
+          for (const body of bodies) {
+            const reply = await app.request('POST', path, { body, headers: json });
+            assert.equal(reply.status, 422, `POST ${body}: ${reply.text}`);
+            assert.match(reply.headers.get('content-type') ?? '', /^application\/problem\+json\b/, `POST ${body}: content-type`);
+            assert.equal(reply.body.code, 'validation_failed', `POST ${body}: code`);
+          }
+          assert.equal(await total(resource), countBefore, 'rejected creates left the count unchanged');
+
+          const target = await create(resource, { [valid.name]: validValue }, 'patch target');
+          const id = target.body.data.id;
+          const readBefore = await read(resource, id);
+          for (const body of bodies) {
+            const reply = await app.request('PATCH', `${path}/${String(id)}`, { body, headers: json });
+            assert.equal(reply.status, 422, `PATCH ${body}: ${reply.text}`);
+            assert.equal(reply.body.code, 'validation_failed', `PATCH ${body}: code`);
+          }
+          assert.deepEqual((await read(resource, id)).body, readBefore.body, 'rejected patches left the record unchanged');
+        });
+      });
+    }
+  });
+}
+
+/** A sample for hand-written JSON text, where JSON.stringify cannot take a BigInt (samples are small). */
+function toPlain(value: unknown): unknown {
+  return typeof value === 'bigint' ? Number(value) : value;
+}
