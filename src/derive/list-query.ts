@@ -21,6 +21,8 @@ export type Paging =
   | { mode: 'cursor'; perPage: number; after: unknown[] | null };
 
 export interface ListPlan {
+  /** The resource listed; a cursor carries its name so it cannot be replayed on another list. */
+  resourceName: string;
   words: string[];
   filters: Filter[];
   /** Ends with the primary key, the tie-break. */
@@ -67,6 +69,8 @@ function parseFilters(resource: Resource, raw: unknown, bag: FieldErrorBag): Fil
   for (const [name, spec] of Object.entries(raw)) {
     const field = resource.field(name);
     if (!field || field.hidden) { bag.add(`filter[${name}]`, 'is not a field of this resource'); continue; }
+    // `filter[f]=a&filter[f]=b` arrives as {0: a, 1: b}: a repeated value, not operators.
+    if (isPlainObject(spec) && Object.keys(spec).every((k) => /^\d+$/.test(k))) { bag.add(`filter[${name}]`, 'must be given once, as a single value'); continue; }
     const entries: [string, unknown][] = isPlainObject(spec) ? Object.entries(spec) : [['eq', spec]];
     for (const [op, value] of entries) {
       const key = isPlainObject(spec) ? `filter[${name}][${op}]` : `filter[${name}]`;
@@ -106,24 +110,28 @@ function parsePositive(raw: unknown, name: string, max: number, fallback: number
   return n;
 }
 
-/** The canonical spelling of a sort, which a cursor carries so it cannot be replayed on another sort. */
-export function sortSignature(sort: SortKey[]): string {
-  return sort.map((k) => (k.desc ? '-' : '') + k.field.name).join(',');
+/** The canonical spelling of a list's order, which a cursor carries so it cannot be replayed on another list or sort. */
+function sortSignature(resourceName: string, sort: SortKey[]): string {
+  return `${resourceName}:${sort.map((k) => (k.desc ? '-' : '') + k.field.name).join(',')}`;
 }
 
-export function encodeCursor(sort: SortKey[], row: Record<string, unknown>): string {
-  const values = sort.map((k) => {
+export function encodeCursor(plan: ListPlan, row: Record<string, unknown>): string {
+  const values = plan.sort.map((k) => {
     const v = row[k.field.name];
     return v === null || v === undefined ? null : String(v);
   });
-  return Buffer.from(JSON.stringify({ s: sortSignature(sort), v: values })).toString('base64url');
+  return Buffer.from(JSON.stringify({ s: sortSignature(plan.resourceName, plan.sort), v: values })).toString('base64url');
 }
 
-function decodeCursor(raw: string, sort: SortKey[], bag: FieldErrorBag): unknown[] | null {
+function decodeCursor(raw: string, resourceName: string, sort: SortKey[], bag: FieldErrorBag): unknown[] | null {
   const invalid = () => { bag.add('cursor', 'is not a cursor this list gave out (it is opaque; pass meta.next_cursor back unchanged, with the same sort)'); return null; };
+  // Node's decoder skips characters outside the alphabet: accept only the exact text we gave out.
+  if (!/^[A-Za-z0-9_-]+$/.test(raw)) return invalid();
+  const bytes = Buffer.from(raw, 'base64url');
+  if (bytes.toString('base64url') !== raw) return invalid();
   let decoded: unknown;
-  try { decoded = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')); } catch { return invalid(); }
-  if (!isPlainObject(decoded) || decoded.s !== sortSignature(sort) || !Array.isArray(decoded.v) || decoded.v.length !== sort.length) return invalid();
+  try { decoded = JSON.parse(bytes.toString('utf8')); } catch { return invalid(); }
+  if (!isPlainObject(decoded) || decoded.s !== sortSignature(resourceName, sort) || !Array.isArray(decoded.v) || decoded.v.length !== sort.length) return invalid();
   const values: unknown[] = [];
   for (const [i, key] of sort.entries()) {
     const v: unknown = decoded.v[i];
@@ -153,11 +161,11 @@ export function parseListQuery(resource: Resource, query: Query): ListPlan {
   if (query.cursor !== undefined) {
     if (query.page !== undefined) bag.add('page', 'cannot be combined with cursor');
     if (typeof query.cursor !== 'string') { bag.add('cursor', 'must be given once'); }
-    const after = typeof query.cursor === 'string' && query.cursor !== '' ? decodeCursor(query.cursor, sort, bag) : null;
+    const after = typeof query.cursor === 'string' && query.cursor !== '' ? decodeCursor(query.cursor, resource.name, sort, bag) : null;
     paging = { mode: 'cursor', perPage, after };
   } else {
     paging = { mode: 'page', page: parsePositive(query.page, 'page', 1e9, 1, bag), perPage };
   }
   bag.throwIfAny('The list parameters are invalid.');
-  return { words, filters, sort, paging };
+  return { resourceName: resource.name, words, filters, sort, paging };
 }
