@@ -1,10 +1,23 @@
 // Builds the Fastify app: external plugins, then app plugins, then routes.
+// Routes that need a signed-in user live in one encapsulated scope behind the
+// auth plugin; health, the OpenAPI document and /docs stay outside it.
+import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import qs from 'qs';
+import type { Accounts } from './accounts/context.ts';
+import { createMailer } from './accounts/mail.ts';
+import { loadAppKey } from './accounts/secrets.ts';
+import { databaseStore } from './accounts/throttle.ts';
+import { registerUserRules } from './accounts/user-rules.ts';
+import type { Config } from './config.ts';
 import type { Database } from './db/connection.ts';
 import { inputSchema, listSchema, oneSchema, recordSchema } from './derive/api-schema.ts';
+import { authRoutes } from './http/api/auth.ts';
+import { avatarRoutes } from './http/api/avatars.ts';
+import { meRoutes } from './http/api/me.ts';
 import { recordRoutes } from './http/api/records.ts';
 import { schemaRoutes } from './http/api/schema.ts';
+import { authPlugin } from './http/auth.ts';
 import { healthRoutes } from './http/health.ts';
 import { registerJsonParser } from './http/json.ts';
 import { problemSchema, registerOpenApi } from './http/openapi.ts';
@@ -14,7 +27,7 @@ import { recordResources, resources } from './resources/index.ts';
 
 export interface AppOptions {
   database: Database;
-  logLevel?: string;
+  config: Config;
   /** Where log lines go (tests capture them). */
   logStream?: NodeJS.WritableStream;
 }
@@ -22,18 +35,28 @@ export interface AppOptions {
 const JSON_BODY_LIMIT = 1024 * 1024;
 export const VERSION = '0.1.0';
 
+// Header and body fields that may hold a secret: pino writes "[redacted]" instead.
+const REDACT = [
+  'req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]',
+  '*.password', '*.current_password', '*.token', '*.remember_token', '*.two_factor_secret', '*.two_factor_recovery_codes', '*.recovery_code', '*.code',
+];
+
+registerUserRules();
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config, database } = options;
   const app = Fastify({
     logger: {
-      level: options.logLevel ?? 'info',
+      level: config.logLevel,
       ...(options.logStream ? { stream: options.logStream } : {}),
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+      redact: { paths: REDACT, censor: '[redacted]' },
     },
     bodyLimit: JSON_BODY_LIMIT,
-    // filter[name][contains]=x arrives as nested objects; qs never builds
-    // prototype keys and its limits bound the work a query can cause.
+    trustProxy: config.trustProxy,
     routerOptions: {
       ignoreTrailingSlash: true,
+      // filter[name][contains]=x arrives as nested objects; qs never builds
+      // prototype keys and its limits bound the work a query can cause.
       querystringParser: (s: string) => qs.parse(s, { depth: 2, parameterLimit: 100, arrayLimit: 0, allowPrototypes: false, strictDepth: false }),
     },
     // Fastify's factory type is overloaded per server kind; ours serves any.
@@ -41,8 +64,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
   });
 
+  const accounts: Accounts = { database, config, key: loadAppKey(config.appKey, config.dataDir), mailer: createMailer(config, app.log), log: app.log };
+
   registerJsonParser(app);
   registerProblemHandlers(app);
+  await app.register(rateLimit, { global: false, store: databaseStore(database) });
   await registerOpenApi(app, VERSION);
 
   app.addSchema(problemSchema);
@@ -50,11 +76,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     for (const schema of [recordSchema(resource), inputSchema(resource), oneSchema(resource), listSchema(resource)]) app.addSchema(schema);
   }
 
-  const ctx = { database: options.database };
-  await app.register(healthRoutes(options.database));
-  await app.register(schemaRoutes(resources), { prefix: '/api/v1' });
-  for (const resource of recordResources) {
-    await app.register(recordRoutes(ctx, resource), { prefix: `/api/v1/${resource.name}` });
-  }
+  await app.register(healthRoutes(database));
+  await app.register(async (signedIn) => {
+    // The operations check bodies and queries themselves (one place for the API and
+    // the pages, with field-named messages); route schemas document and shape responses.
+    signedIn.setValidatorCompiler(() => () => true);
+    await signedIn.register(authPlugin, accounts);
+    await signedIn.register(authRoutes(accounts), { prefix: '/api/v1/auth' });
+    await signedIn.register(meRoutes(accounts), { prefix: '/api/v1/me' });
+    await signedIn.register(avatarRoutes(accounts), { prefix: '/api/v1' });
+    await signedIn.register(schemaRoutes(resources), { prefix: '/api/v1' });
+    for (const resource of recordResources) {
+      await signedIn.register(recordRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });
+    }
+  });
   return app;
 }

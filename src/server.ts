@@ -7,7 +7,7 @@ import { migrateToLatest } from './db/migrate.ts';
 export async function serve(config: Config): Promise<void> {
   const database = openDatabase(config);
   await migrateToLatest(database.db);
-  const app = await buildApp({ database, logLevel: config.logLevel });
+  const app = await buildApp({ database, config });
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;

@@ -10,8 +10,8 @@ describe('leadbook command', () => {
   test('--help on the command and on each subcommand', async () => {
     const top = await runCli(['--help']);
     assert.equal(top.code, 0);
-    for (const word of ['serve', 'migrate', 'DATABASE_URL', 'DATA_DIR']) assert.match(top.stdout, new RegExp(word));
-    for (const sub of ['serve', 'migrate']) {
+    for (const word of ['serve', 'migrate', 'user:create', 'DATABASE_URL', 'DATA_DIR']) assert.match(top.stdout, new RegExp(word));
+    for (const sub of ['serve', 'migrate', 'user:create']) {
       const help = await runCli([sub, '--help']);
       assert.equal(help.code, 0, sub);
       assert.match(help.stdout, new RegExp(`Usage: leadbook ${sub}`));
@@ -19,6 +19,33 @@ describe('leadbook command', () => {
     const wrong = await runCli(['nonsense']);
     assert.notEqual(wrong.code, 0);
     assert.match(wrong.stderr, /unknown command/);
+  });
+
+  test('user:create reads the password from standard input, and refuses weak or duplicate accounts', async () => {
+    const fresh = await freshDatabase('sqlite');
+    const env = { DATA_DIR: fresh.options.dataDir, DATABASE_URL: '' };
+    try {
+      const made = await runCli(['user:create', '--admin', '--email', 'Owner@Example.com', '--name', 'Owner'], env, 'a long cli pass phrase\n');
+      assert.equal(made.code, 0, made.stderr);
+      assert.match(made.stdout, /Created admin Owner@Example.com/);
+      assert.doesNotMatch(made.stdout + made.stderr, /a long cli pass phrase/);
+      const weak = await runCli(['user:create', '--email', 'weak@example.com'], env, 'password\n');
+      assert.equal(weak.code, 1);
+      assert.match(weak.stderr, /password: is one of the most common passwords/);
+      const twice = await runCli(['user:create', '--email', 'owner@example.com'], env, 'another pass phrase\n');
+      assert.match(twice.stderr, /email: is already taken/);
+
+      const served = await serveCli({ ...env, LOG_LEVEL: 'warn' });
+      try {
+        const login = await fetch(`${served.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@example.com', password: 'a long cli pass phrase' }) });
+        assert.equal(login.status, 200, 'the account signs in, email matched case-insensitively');
+        assert.equal(((await login.json()) as { data: { role: string } }).data.role, 'admin');
+      } finally {
+        await served.stop();
+      }
+    } finally {
+      await fresh.drop();
+    }
   });
 
   test('a bad DATABASE_URL is a clear message, not a stack trace', async () => {
@@ -42,7 +69,13 @@ describe('leadbook command', () => {
 
         const served = await serveCli(env);
         try {
-          const created = await fetch(`${served.url}/api/v1/contacts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"From the CLI"}' });
+          const json = { 'content-type': 'application/json' };
+          const account = { email: 'first@example.com', password: 'first account pass phrase' };
+          const registered = await fetch(`${served.url}/api/v1/auth/register`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'First', ...account }) });
+          assert.equal(registered.status, 201);
+          const issued = await fetch(`${served.url}/api/v1/auth/token`, { method: 'POST', headers: json, body: JSON.stringify({ ...account, device_name: 'cli test' }) });
+          const { token } = (await issued.json()) as { token: string };
+          const created = await fetch(`${served.url}/api/v1/contacts`, { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: '{"name":"From the CLI"}' });
           assert.equal(created.status, 201);
           const ready = await fetch(`${served.url}/readyz`);
           assert.equal(ready.status, 200);
@@ -61,9 +94,11 @@ describe('leadbook command', () => {
     try {
       const served = await serveCli({ DATA_DIR: fresh.options.dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' });
       try {
+        assert.equal((await fetch(`${served.url}/readyz`)).status, 200);
         const list = await fetch(`${served.url}/api/v1/inquiries`);
-        assert.equal(list.status, 200);
-        assert.deepEqual(((await list.json()) as { meta: unknown }).meta, { page: 1, per_page: 25, total: 0, last_page: 1 });
+        assert.equal(list.status, 401, 'the tables exist and the records need a signed-in user');
+        assert.ok(fs.existsSync(path.join(fresh.options.dataDir, 'app.key')), 'the app key was generated');
+        assert.equal(fs.statSync(path.join(fresh.options.dataDir, 'app.key')).mode & 0o777, 0o600);
       } finally {
         await served.stop();
       }

@@ -38,21 +38,23 @@ function tryItBlock(): string {
 
 test('README curl examples work as written', async () => {
   const script = tryItBlock();
-  assert.ok((script.match(/^curl /gm) ?? []).length >= 6, 'several examples');
+  assert.ok((script.match(/^curl /gm) ?? []).length >= 8, 'several examples');
   const fresh = await freshDatabase('sqlite');
   const served = await serveCli({ DATA_DIR: fresh.options.dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' });
   try {
     const run = script.replaceAll('http://127.0.0.1:3000', served.url);
     const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', run]);
     const outputs = jsonValues(stdout);
-    const [created, found, inquiry, unset, patched, page, mistake] = outputs;
-    assert.equal(outputs.length, 7, stdout);
-    assert.equal(created.data.name, 'Ada Lovelace');
+    const [registered, created, found, inquiry, unset, patched, page, mistake] = outputs;
+    assert.equal(outputs.length, 8, stdout);
+    assert.equal(registered.data.role, 'admin', 'the first account is the admin');
+    assert.equal(created.data.name, 'Grace Hopper');
+    assert.equal(created.data.created_by, registered.data.id, 'created_by is the token owner');
     assert.deepEqual(found.data.map((r: { id: number }) => r.id), [created.data.id]);
     assert.match(stdout, /"ticket_id":9007199254740993\b/, 'the 64-bit id comes back exactly');
     assert.notEqual(inquiry.data.assigned_date, null);
     assert.deepEqual(unset.data, [], 'the only inquiry has status true');
-    assert.equal(patched.data.phone, '+44 20 7946 0000', 'the If-Match update went through');
+    assert.equal(patched.data.phone, '+1 555 0100', 'the If-Match update went through');
     assert.equal(page.meta.next_cursor, null);
     assert.equal(mistake.code, 'validation_failed');
     assert.deepEqual(Object.keys(mistake.errors).sort(), ['emial', 'name']);

@@ -90,7 +90,7 @@ for (const dialect of DIALECTS) {
       assertProblem(await app.delete(path), 404, 'not_found');
       assertProblem(await app.patch(path, { name: 'x' }), 404, 'not_found');
       const next = await app.post('/api/v1/contacts', { name: 'Next' });
-      assert.ok(BigInt(next.body.data.id) > id);
+      assert.ok(BigInt(next.body.data.id) > id, 'a new id is larger than the deleted one');
     });
 
     test('assigned_date fills in when an inquiry is assigned and no date is given', async () => {
@@ -125,7 +125,8 @@ for (const dialect of DIALECTS) {
         ['non-numeric id', () => app.get('/api/v1/contacts/abc'), 404, 'not_found'],
         ['id beyond 64 bits', () => app.get('/api/v1/contacts/99999999999999999999'), 404, 'not_found'],
         ['unknown route', () => app.get('/api/v1/nothing'), 404, 'not_found'],
-        ['users are not served yet', () => app.get('/api/v1/users'), 404, 'not_found'],
+        ['no token and no session', () => app.request('GET', '/api/v1/contacts', { token: null }), 401, 'unauthenticated'],
+        ['a revoked or made-up token', () => app.request('POST', '/api/v1/contacts', { json: { name: 'x' }, token: 'lb_not-a-real-token' }), 401, 'unauthenticated'],
       ];
       for (const [name, send, status, code] of cases) {
         const reply = await send();
@@ -149,7 +150,7 @@ for (const dialect of DIALECTS) {
       const names = (r: { fields: { name: string }[] }) => r.fields.map((f) => f.name);
       assert.deepEqual(names(byName.inquiries).slice(0, contact.fields.length), names(byName.contacts), 'an inquiry starts with every contact field');
       assert.deepEqual(names(byName.inquiries).slice(contact.fields.length), ['inquiry_country', 'inquiry_status', 'status', 'inquiry_type', 'assigned_to', 'assigned_date', 'ticket_id', 'ticket_date']);
-      assert.ok(names(byName.users).includes('frist_name'));
+      assert.ok(names(byName.users).includes('frist_name'), 'frist_name keeps its spelling');
       for (const secret of ['password', 'remember_token', 'two_factor_secret', 'two_factor_recovery_codes']) assert.ok(!reply.text.includes(secret), secret);
       const ticket = byName.inquiries.fields.find((f: { name: string }) => f.name === 'ticket_id');
       assert.deepEqual([ticket.type, ticket.input, ticket.rules, ticket.in_index], ['big integer', 'number', ['nullable'], true]);

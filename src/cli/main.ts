@@ -5,6 +5,7 @@ import { loadConfig } from '../config.ts';
 import { openDatabase } from '../db/connection.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { serve } from '../server.ts';
+import { createUserCommand } from './user-create.ts';
 
 const program = new Command('leadbook')
   .description('Leadbook: contacts, inquiries and team accounts, as a JSON API on SQLite or PostgreSQL.')
@@ -14,7 +15,12 @@ Settings come from the environment:
   PORT, HOST      where to listen (default 127.0.0.1:3000)
   DATA_DIR        where the SQLite file lives (default ./data)
   DATABASE_URL    postgres://… to use PostgreSQL instead of SQLite
-  LOG_LEVEL       trace, debug, info (default), warn, error`);
+  APP_KEY         base64 of 32 bytes (default: generated once into DATA_DIR/app.key)
+  APP_URL         the address in mailed links (default http://HOST:PORT)
+  SMTP_URL        smtp://… to send mail (default: .eml files in DATA_DIR/mail)
+  REGISTRATION    open or closed (default: only the first account registers)
+  LOG_LEVEL       trace, debug, info (default), warn, error
+See README.md for the rest.`);
 
 program
   .command('serve')
@@ -40,6 +46,14 @@ program
       await database.close();
     }
   });
+
+program
+  .command('user:create')
+  .description('create an account; the password is read from a prompt, or from standard input when piped (never an argument)')
+  .requiredOption('--email <email>', 'the sign-in address')
+  .option('--name <name>', 'the name shown in the app (default: the part of the email before @)')
+  .option('--admin', 'make the account an admin (default: agent)')
+  .action(createUserCommand);
 
 program.parseAsync().catch((error: unknown) => {
   console.error(`leadbook: ${error instanceof Error ? error.message : String(error)}`);

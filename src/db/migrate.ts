@@ -1,9 +1,11 @@
 import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
 import * as records from './migrations/2026-11-22T0001-records.ts';
+import * as accounts from './migrations/2026-11-22T0002-accounts.ts';
 
 /** Every migration, by its sortable name. Listed here so that no file-system scan is needed. */
 const migrations: Record<string, Migration> = {
   '2026-11-22T0001-records': records,
+  '2026-11-22T0002-accounts': accounts,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

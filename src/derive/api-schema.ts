@@ -27,11 +27,12 @@ export function recordSchema(resource: Resource): JsonSchema {
     const s = f.kind.schema(f);
     properties[f.name] = describe(f, f.nullable ? withNull(s) : s);
   }
+  for (const [name, computed] of Object.entries(resource.computed)) properties[name] = { ...computed.schema, readOnly: true };
   return {
     $id: schemaIds(resource).record,
     type: 'object',
     properties,
-    required: resource.visible.map((f) => f.name),
+    required: Object.keys(properties),
     additionalProperties: false,
   };
 }
@@ -45,7 +46,7 @@ export function inputSchema(resource: Resource): JsonSchema {
   return {
     $id: schemaIds(resource).input,
     type: 'object',
-    description: `Fields of a ${resource.singular}. Read-only fields (${resource.fields.filter((f) => f.readOnly).map((f) => f.name).join(', ')}) are ignored; unknown fields are refused.`,
+    description: `Fields of a ${resource.singular}. Read-only fields (${resource.visible.filter((f) => f.readOnly).map((f) => f.name).join(', ')}) are ignored; unknown fields are refused.`,
     properties,
     required: resource.writable.filter((f) => f.required).map((f) => f.name),
     additionalProperties: false,

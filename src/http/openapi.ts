@@ -29,6 +29,13 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         description: 'Contacts, inquiries and team accounts. Errors are application/problem+json. Big integers are exact JSON numbers; a request may also send them as digit strings.',
       },
       servers: [{ url: '/' }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'A personal access token (POST /api/v1/auth/token or /api/v1/me/tokens).' },
+          session: { type: 'apiKey', in: 'cookie', name: 'leadbook_session', description: 'The browser session (__Host-leadbook_session over HTTPS).' },
+        },
+      },
+      security: [{ bearer: [] }, { session: [] }],
     },
     // filter[field][op]=value is a deepObject parameter; the plugin cannot say so per parameter.
     transformObject: (documents) => {

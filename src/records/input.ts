@@ -28,7 +28,7 @@ export function readInput(resource: Resource, body: unknown, mode: WriteMode): R
   }
   if (mode === 'create') {
     for (const field of resource.writable) {
-      if (field.required && !(field.name in values) && !bag.errors[field.name]) bag.add(field.name, 'is required');
+      if (field.required && field.default === undefined && !(field.name in values) && !bag.errors[field.name]) bag.add(field.name, 'is required');
     }
   }
   bag.throwIfAny();

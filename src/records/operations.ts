@@ -5,11 +5,53 @@ import { AppError, notFound } from '../errors.ts';
 import { encodeCursor, parseListQuery } from '../derive/list-query.ts';
 import type { Resource } from '../schema/resource.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
+import { hooksFor } from './hooks.ts';
 import { readInput } from './input.ts';
 import { countRows, deleteRow, insertRow, type Row, selectById, selectRows, updateRow } from './repository.ts';
 
+/** Who is acting. */
+export interface Actor {
+  id: bigint;
+  role: 'admin' | 'agent';
+}
+
 export interface Context {
   database: Database;
+  /** Absent for a stranger: every operation then answers 401. */
+  actor?: Actor;
+  /** The browser session the request came with, which a password change keeps. */
+  sessionId?: string;
+}
+
+/** Every record operation starts here: strangers get 401, agents 403 on admin-only resources. */
+export function authorize(ctx: Context, resource: Resource): Actor {
+  if (!ctx.actor) throw new AppError(401, 'unauthenticated', 'Sign in, or send a personal access token as Authorization: Bearer <token>.');
+  if (resource.access === 'admin' && ctx.actor.role !== 'admin') throw new AppError(403, 'forbidden', `Only admins may manage ${resource.name}.`);
+  return ctx.actor;
+}
+
+const UNIQUE_VIOLATION = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE']);
+
+/** Runs a write; a unique-index violation becomes a 422 naming the unique field it concerns. */
+async function uniqueAsFieldError<T>(resource: Resource, values: Row, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!UNIQUE_VIOLATION.has((error as { code?: string }).code ?? '')) throw error;
+    const field = resource.fields.find((f) => f.unique && f.name in values);
+    if (!field) throw new AppError(409, 'conflict', 'Another record already holds one of these values.');
+    throw new AppError(422, 'validation_failed', 'The request has invalid fields.', { [field.name]: ['is already taken'] });
+  }
+}
+
+/** Turns checked input into stored values: hashes a password, for instance. */
+async function prepare(resource: Resource, values: Row): Promise<Row> {
+  const out = { ...values };
+  for (const [name, value] of Object.entries(values)) {
+    const kind = resource.field(name)!.kind;
+    if (kind.beforeStore && value !== null) out[name] = await kind.beforeStore(value);
+  }
+  return out;
 }
 
 export interface ListResult {
@@ -38,6 +80,7 @@ function preconditionFailed(): AppError {
 }
 
 export async function listRecords(ctx: Context, resource: Resource, query: Record<string, unknown>): Promise<ListResult> {
+  authorize(ctx, resource);
   const plan = parseListQuery(resource, query);
   const { db, dialect } = ctx.database;
   const { paging } = plan;
@@ -45,7 +88,7 @@ export async function listRecords(ctx: Context, resource: Resource, query: Recor
     const rows = await selectRows(db, dialect, resource, plan, paging.perPage + 1, 0);
     const more = rows.length > paging.perPage;
     const data = more ? rows.slice(0, paging.perPage) : rows;
-    return { data, meta: { per_page: paging.perPage, next_cursor: more ? encodeCursor(plan.sort, data.at(-1)!) : null } };
+    return { data, meta: { per_page: paging.perPage, next_cursor: more ? encodeCursor(plan, data.at(-1)!) : null } };
   }
   const offset = (paging.page - 1) * paging.perPage;
   const [total, data] = await Promise.all([
@@ -59,16 +102,21 @@ export async function listRecords(ctx: Context, resource: Resource, query: Recor
 }
 
 export async function getRecord(ctx: Context, resource: Resource, rawId: string): Promise<RecordResult> {
+  authorize(ctx, resource);
   const { db, dialect } = ctx.database;
   const record = await selectById(db, dialect, resource, parseId(rawId));
   if (!record) throw notFound();
   return { record, etag: etagOf(record) };
 }
 
-/** Fields the server fills: timestamps, and dates that default to now when their trigger is set. */
-function stamp(resource: Resource, values: Row, before: Row | null, now: string): Row {
+/** Fields the server fills: defaults, timestamps, and dates that default to now when their trigger is set. */
+function stamp(resource: Resource, values: Row, before: Row | null, now: string, actor: Actor): Row {
   const out = { ...values };
   for (const f of resource.fields) {
+    if (!before && !(f.name in values)) {
+      if (f.default !== undefined) out[f.name] = f.default;
+      if (f.defaultActor) out[f.name] = Number(actor.id);
+    }
     if (f.timestamp === 'create' && !before) out[f.name] = now;
     if (f.timestamp === 'update') out[f.name] = now;
     const trigger = f.defaultNowWhen;
@@ -80,38 +128,48 @@ function stamp(resource: Resource, values: Row, before: Row | null, now: string)
 }
 
 export async function createRecord(ctx: Context, resource: Resource, body: unknown): Promise<RecordResult> {
-  const values = stamp(resource, readInput(resource, body, 'create'), null, new Date().toISOString());
+  const actor = authorize(ctx, resource);
+  const input = readInput(resource, body, 'create');
+  const values = await prepare(resource, stamp(resource, input, null, new Date().toISOString(), actor));
   const { db, dialect } = ctx.database;
-  const record = await db.transaction().execute(async (trx) => {
+  const record = await uniqueAsFieldError(resource, values, () => db.transaction().execute(async (trx) => {
     const id = await insertRow(trx, dialect, resource, values);
     return selectById(trx, dialect, resource, id);
-  });
+  }));
   return { record: record!, etag: etagOf(record!) };
 }
 
 export async function updateRecord(ctx: Context, resource: Resource, rawId: string, body: unknown, ifMatch?: string): Promise<RecordResult> {
+  const actor = authorize(ctx, resource);
   const id = parseId(rawId);
   const input = readInput(resource, body, 'update');
+  const stored = await prepare(resource, input);
+  const hooks = hooksFor(resource.name);
   const { db, dialect } = ctx.database;
-  const record = await db.transaction().execute(async (trx) => {
+  const record = await uniqueAsFieldError(resource, input, () => db.transaction().execute(async (trx) => {
     const before = await selectById(trx, dialect, resource, id, true);
     if (!before) throw notFound();
     if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
-    const changed = Object.keys(input).some((k) => input[k] !== before[k]);
-    if (!changed) return before;
-    await updateRow(trx, dialect, resource, id, stamp(resource, input, before, new Date().toISOString()));
+    // A hidden field (a password) is never read back, so sending one always counts as a change.
+    const changes = Object.fromEntries(Object.entries(stored).filter(([k]) => resource.field(k)!.hidden || input[k] !== before[k]));
+    if (Object.keys(changes).length === 0) return before;
+    await hooks.beforeUpdate?.(trx, ctx, before, changes);
+    await updateRow(trx, dialect, resource, id, stamp(resource, changes, before, new Date().toISOString(), actor));
+    await hooks.afterUpdate?.(trx, ctx, before, changes);
     return (await selectById(trx, dialect, resource, id))!;
-  });
+  }));
   return { record, etag: etagOf(record) };
 }
 
 export async function deleteRecord(ctx: Context, resource: Resource, rawId: string, ifMatch?: string): Promise<void> {
+  authorize(ctx, resource);
   const id = parseId(rawId);
   const { db, dialect } = ctx.database;
   await db.transaction().execute(async (trx) => {
     const before = await selectById(trx, dialect, resource, id, true);
     if (!before) throw notFound();
     if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
+    await hooksFor(resource.name).beforeDelete?.(trx, ctx, before);
     await deleteRow(trx, dialect, resource, id);
   });
 }

@@ -16,6 +16,7 @@ const columns = (resource: Resource) => resource.visible.map((f) => f.name);
 export function rowToRecord(resource: Resource, row: Row): Row {
   const record: Row = {};
   for (const f of resource.visible) record[f.name] = f.kind.fromDb(row[f.name] ?? null);
+  for (const [name, computed] of Object.entries(resource.computed)) record[name] = computed.value(record);
   return record;
 }
 

@@ -8,5 +8,5 @@ export { contact, inquiry, user };
 /** Every declared resource, in the seed's order. */
 export const resources: readonly Resource[] = [contact, inquiry, user];
 
-/** The resources served by the generic records API today (users join with accounts). */
-export const recordResources: readonly Resource[] = [contact, inquiry];
+/** The resources served by the generic records API (users: admins only). */
+export const recordResources: readonly Resource[] = [contact, inquiry, user];

@@ -1,29 +1,45 @@
 import { defineResource } from '../schema/resource.ts';
 
-/** A team member's account. `frist_name` is spelled as the seed spells it. */
+export const ROLES = ['admin', 'agent'] as const;
+export type Role = (typeof ROLES)[number];
+
+/**
+ * A team member's account: the seed's fields (`frist_name` spelled as the seed
+ * spells it), plus `role`. Secrets are hidden; fields kept by the account flows
+ * (verification, two-factor) are managed and ignored when a client sends them.
+ */
 export const user = defineResource({
   name: 'users',
   singular: 'user',
   label: 'User',
+  access: 'admin',
   fields: {
     id: { kind: 'bigInteger', primary: true, autoIncrement: true, unsigned: true },
     name: { kind: 'string', max: 255, required: true },
     frist_name: { kind: 'string', max: 255, label: 'First name' },
     last_name: { kind: 'string', max: 255 },
-    email: { kind: 'string', max: 255, required: true, input: 'email' },
-    email_verified_at: { kind: 'dateTime' },
-    password: { kind: 'string', max: 255, required: true, input: 'password', hidden: true },
-    two_factor_secret: { kind: 'text', hidden: true },
-    two_factor_recovery_codes: { kind: 'text', hidden: true },
-    two_factor_confirmed_at: { kind: 'dateTime' },
-    remember_token: { kind: 'string', max: 100, hidden: true },
+    email: { kind: 'string', max: 255, required: true, input: 'email', format: 'email', unique: true },
+    email_verified_at: { kind: 'dateTime', managed: true },
+    password: { kind: 'password', max: 255, required: true, hidden: true },
+    two_factor_secret: { kind: 'text', hidden: true, managed: true },
+    two_factor_recovery_codes: { kind: 'text', hidden: true, managed: true },
+    two_factor_confirmed_at: { kind: 'dateTime', managed: true },
+    remember_token: { kind: 'string', max: 100, hidden: true, managed: true },
     created_at: { kind: 'dateTime', timestamp: 'create' },
     updated_at: { kind: 'dateTime', timestamp: 'update' },
     address: { kind: 'string', max: 255 },
     city: { kind: 'string', max: 100 },
     country: { kind: 'string', max: 100 },
     bio: { kind: 'string', max: 255 },
-    image_name: { kind: 'string', max: 100 },
+    image_name: { kind: 'string', max: 100, managed: true },
     phone: { kind: 'string', max: 50 },
+    role: { kind: 'string', max: 20, choices: ROLES, default: 'agent', required: true, searchable: false },
+  },
+  computed: {
+    two_factor_enabled: { schema: { type: 'boolean' }, value: (u) => u.two_factor_confirmed_at !== null },
+    avatar_url: {
+      schema: { type: ['string', 'null'] },
+      value: (u) => (u.image_name ? `/api/v1/avatars/${String(u.id)}?v=${encodeURIComponent(String(u.image_name))}` : null),
+    },
   },
 });

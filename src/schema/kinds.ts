@@ -2,10 +2,11 @@
 // schema, its column on each dialect, how it is read from JSON, a query string
 // and a database row, and how it is written back. Adding a kind touches only
 // this file.
-import { fail, ok, parseDateTime, parseIntegerInRange, parseText, type Parsed } from './values.ts';
+import { hashPassword, passwordProblems } from '../accounts/passwords.ts';
+import { fail, ok, parseDateTime, parseEmail, parseIntegerInRange, parseText, type Parsed } from './values.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
-export type KindName = 'string' | 'text' | 'integer' | 'bigInteger' | 'boolean' | 'dateTime';
+export type KindName = 'string' | 'text' | 'integer' | 'bigInteger' | 'boolean' | 'dateTime' | 'password';
 export type InputKind = 'text' | 'email' | 'number' | 'checkbox' | 'date' | 'textarea' | 'password';
 export const FILTER_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'in', 'null'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
@@ -14,6 +15,9 @@ export type FilterOp = (typeof FILTER_OPS)[number];
 export interface FieldShape {
   max?: number;
   primary: boolean;
+  /** The only values a text field may hold. */
+  choices?: readonly string[];
+  format?: 'email';
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -37,6 +41,8 @@ export interface FieldKind {
   fromQuery(raw: string, field: FieldShape): Parsed<unknown>;
   fromDb(raw: unknown): unknown;
   toDb(value: unknown, dialect: Dialect): unknown;
+  /** Turns a checked value into what is stored, when that takes work (a password hash). */
+  beforeStore?(value: unknown): Promise<unknown>;
 }
 
 const TEXT_OPS = FILTER_OPS;
@@ -49,9 +55,14 @@ const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
 function textKind(name: 'string' | 'text', seedType: string, defaultInput: InputKind): FieldKind {
   return {
     name, seedType, defaultInput, textual: true, integral: false, operators: TEXT_OPS,
-    schema: (f) => ({ type: 'string', maxLength: f.max }),
+    schema: (f) => ({ type: 'string', maxLength: f.max, ...(f.choices ? { enum: f.choices } : {}), ...(f.format ? { format: f.format } : {}) }),
     column: (f) => (name === 'string' ? `varchar(${f.max})` : 'text'),
-    fromJson: (raw, f) => parseText(raw, f.max!),
+    fromJson: (raw, f) => {
+      const text = parseText(raw, f.max!);
+      if (!text.ok) return text;
+      if (f.choices && !f.choices.includes(text.value)) return fail(`must be one of ${f.choices.join(', ')}`);
+      return f.format === 'email' ? parseEmail(text.value) : text;
+    },
     fromQuery: (raw, f) => parseText(raw, f.max!),
     fromDb: (raw) => raw,
     toDb: (value) => value,
@@ -133,6 +144,23 @@ const dateTime: FieldKind = {
   toDb: (value) => value,
 };
 
+// Written only, never read back: checked exactly as sent (no trimming), then
+// hashed before it is stored.
+const password: FieldKind = {
+  name: 'password', seedType: 'string', defaultInput: 'password', textual: false, integral: false, operators: [],
+  schema: (f) => ({ type: 'string', minLength: 8, maxLength: f.max, writeOnly: true }),
+  column: (f) => `varchar(${f.max})`,
+  fromJson(raw) {
+    if (typeof raw !== 'string') return fail('must be a string');
+    const problems = passwordProblems(raw);
+    return problems.length ? fail(problems[0]!) : ok(raw);
+  },
+  fromQuery: () => fail('cannot be searched'),
+  fromDb: () => undefined,
+  toDb: (value) => value,
+  beforeStore: (value) => hashPassword(value as string),
+};
+
 export const kinds = {
   string: textKind('string', 'string', 'text'),
   text: textKind('text', 'text', 'textarea'),
@@ -140,4 +168,5 @@ export const kinds = {
   bigInteger,
   boolean,
   dateTime,
+  password,
 } satisfies Record<KindName, FieldKind>;

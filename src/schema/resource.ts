@@ -29,6 +29,17 @@ export interface FieldDecl extends Partial<FieldFlags> {
   timestamp?: 'create' | 'update';
   /** Set to now when the named field is set and no value for this one is given. */
   defaultNowWhen?: string;
+  /** The only values a text field may hold. */
+  choices?: readonly string[];
+  format?: 'email';
+  /** No two records share the value, compared case-insensitively. */
+  unique?: boolean;
+  /** Kept by the server's own flows (2FA, mail verification); ignored when a client sends it. */
+  managed?: boolean;
+  /** The value of a field left out of a create. */
+  default?: unknown;
+  /** Defaults to the signed-in user's id on create. */
+  defaultActor?: boolean;
 }
 
 export interface Field extends FieldFlags {
@@ -47,8 +58,19 @@ export interface Field extends FieldFlags {
   /** Never written by a client: ignored when sent. */
   readOnly: boolean;
   defaultNowWhen?: string;
+  choices?: readonly string[];
+  format?: 'email';
+  unique: boolean;
+  default?: unknown;
+  defaultActor: boolean;
   /** The seed's rules, as it writes them: `nullable`, `string`, `max:255`. */
   rules: string[];
+}
+
+/** A value every response carries that is worked out from the stored fields. */
+export interface ComputedField {
+  schema: Record<string, unknown>;
+  value(record: Record<string, unknown>): unknown;
 }
 
 export interface ResourceDecl {
@@ -57,6 +79,9 @@ export interface ResourceDecl {
   singular: string;
   label: string;
   fields: Record<string, FieldDecl>;
+  computed?: Record<string, ComputedField>;
+  /** Who may use the records routes: every signed-in user, or admins only. */
+  access?: 'agent' | 'admin';
 }
 
 export interface Resource {
@@ -73,6 +98,8 @@ export interface Resource {
   writable: readonly Field[];
   searchText: readonly Field[];
   searchIntegral: readonly Field[];
+  computed: Readonly<Record<string, ComputedField>>;
+  access: 'agent' | 'admin';
   decl: ResourceDecl;
 }
 
@@ -91,10 +118,13 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
   const max = decl.max ?? (decl.kind === 'text' ? 65535 : undefined);
   if (kind.textual && !(Number.isInteger(max) && max! > 0)) throw new Error(`${where}: a text field needs a positive max`);
   const system = Boolean(decl.primary || decl.timestamp);
+  if (decl.choices && decl.default !== undefined && !decl.choices.includes(decl.default as string)) {
+    throw new Error(`${where}: the default is not one of the choices`);
+  }
   const flag = (value: boolean | undefined) => value ?? !system;
   const required = decl.required ?? false;
   const rules = system && decl.primary ? [] : [required ? 'required' : 'nullable'];
-  if (kind.textual && !system) rules.push('string', `max:${max}`);
+  if ((kind.textual || decl.kind === 'password') && !system) rules.push('string', `max:${max}`);
   if (decl.kind === 'boolean') rules.push('boolean');
   return {
     name,
@@ -109,8 +139,13 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
     autoIncrement: decl.autoIncrement ?? false,
     unsigned: decl.unsigned ?? false,
     timestamp: decl.timestamp,
-    readOnly: system,
+    readOnly: system || Boolean(decl.managed),
     defaultNowWhen: decl.defaultNowWhen,
+    choices: decl.choices,
+    format: decl.format,
+    unique: decl.unique ?? false,
+    default: decl.default,
+    defaultActor: decl.defaultActor ?? false,
     rules,
     searchable: flag(decl.searchable),
     fillable: flag(decl.fillable),
@@ -147,6 +182,8 @@ export function defineResource(decl: ResourceDecl): Resource {
     writable: fields.filter((f) => f.fillable && !f.readOnly),
     searchText: visible.filter((f) => f.searchable && f.kind.textual),
     searchIntegral: visible.filter((f) => f.searchable && f.kind.integral),
+    computed: decl.computed ?? {},
+    access: decl.access ?? 'agent',
     decl,
   };
 }

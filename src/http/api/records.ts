@@ -2,6 +2,7 @@
 // read the request, call an operation, and write the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { listQuerySchema, schemaIds } from '../../derive/api-schema.ts';
+import type { Database } from '../../db/connection.ts';
 import { createRecord, deleteRecord, getRecord, listRecords, updateRecord, type Context } from '../../records/operations.ts';
 import type { Resource } from '../../schema/resource.ts';
 
@@ -15,16 +16,18 @@ const bodyProblems = {
   422: problem('invalid fields, each named in errors'),
 };
 
-// The operations check bodies and queries with the field kinds (one place for
-// the API and the pages); the route schemas document them and shape responses.
-const documentedOnly = () => () => true;
 
 function ifMatchOf(request: FastifyRequest): string | undefined {
   const value = request.headers['if-match'];
   return Array.isArray(value) ? value.join(',') : value;
 }
 
-export function recordRoutes(ctx: Context, resource: Resource) {
+/** The operations' context for a request: the database and who is calling. */
+export function contextOf(database: Database, request: FastifyRequest): Context {
+  return { database, actor: request.actor, sessionId: request.session?.id };
+}
+
+export function recordRoutes(database: Database, resource: Resource) {
   const ids = schemaIds(resource);
   const tags = [resource.name];
   const params = { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9]+$' } }, required: ['id'] };
@@ -32,13 +35,12 @@ export function recordRoutes(ctx: Context, resource: Resource) {
   const withEtag = (reply: FastifyReply, etag: string) => reply.header('ETag', etag);
 
   return async function plugin(app: FastifyInstance) {
-    app.setValidatorCompiler(documentedOnly);
     app.get('', {
       schema: {
         tags, summary: `List ${resource.name}`, querystring: listQuerySchema(resource),
         response: { 200: { description: 'one page of records', $ref: `${ids.list}#` }, 422: problem('invalid list parameters') },
       },
-    }, (request) => listRecords(ctx, resource, request.query as Record<string, unknown>));
+    }, (request) => listRecords(contextOf(database, request), resource, request.query as Record<string, unknown>));
 
     app.get('/:id', {
       schema: {
@@ -46,7 +48,7 @@ export function recordRoutes(ctx: Context, resource: Resource) {
         response: { 200: { description: 'the record', $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } }, 304: { description: 'not modified', type: 'null' }, 404: problem('no such record') },
       },
     }, async (request: IdRequest, reply) => {
-      const { record, etag } = await getRecord(ctx, resource, request.params.id);
+      const { record, etag } = await getRecord(contextOf(database, request), resource, request.params.id);
       withEtag(reply, etag);
       if (request.headers['if-none-match']?.split(',').map((t) => t.trim()).includes(etag)) return reply.code(304).send();
       return { data: record };
@@ -58,7 +60,7 @@ export function recordRoutes(ctx: Context, resource: Resource) {
         response: { 201: { description: 'created', $ref: `${ids.one}#`, headers: { Location: { type: 'string' }, ETag: { type: 'string' } } }, ...bodyProblems },
       },
     }, async (request, reply) => {
-      const { record, etag } = await createRecord(ctx, resource, request.body);
+      const { record, etag } = await createRecord(contextOf(database, request), resource, request.body);
       withEtag(reply, etag).header('Location', location(record[resource.primaryKey.name]));
       return reply.code(201).send({ data: record });
     });
@@ -70,7 +72,7 @@ export function recordRoutes(ctx: Context, resource: Resource) {
         response: { 200: { description: 'the changed record', $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } }, 404: problem('no such record'), 412: problem('the record changed since it was read'), ...bodyProblems },
       },
     }, async (request: IdRequest, reply) => {
-      const { record, etag } = await updateRecord(ctx, resource, request.params.id, request.body, ifMatchOf(request));
+      const { record, etag } = await updateRecord(contextOf(database, request), resource, request.params.id, request.body, ifMatchOf(request));
       withEtag(reply, etag);
       return { data: record };
     });
@@ -82,7 +84,7 @@ export function recordRoutes(ctx: Context, resource: Resource) {
         response: { 204: { description: 'deleted', type: 'null' }, 404: problem('no such record'), 412: problem('the record changed since it was read') },
       },
     }, async (request: IdRequest, reply) => {
-      await deleteRecord(ctx, resource, request.params.id, ifMatchOf(request));
+      await deleteRecord(contextOf(database, request), resource, request.params.id, ifMatchOf(request));
       return reply.code(204).send();
     });
   };

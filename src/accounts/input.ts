@@ -1,0 +1,34 @@
+// Small readers for the account endpoints' bodies; every problem names its field.
+import { AppError, FieldErrorBag } from '../errors.ts';
+
+export type Body = Record<string, unknown>;
+
+/** The body as an object with only the named keys; anything else is a 422 naming it. */
+export function bodyWith(body: unknown, allowed: readonly string[]): Body {
+  const source = body ?? {};
+  if (typeof source !== 'object' || Array.isArray(source)) throw new AppError(422, 'validation_failed', 'The request body must be a JSON object.');
+  const bag = new FieldErrorBag();
+  for (const key of Object.keys(source)) if (!allowed.includes(key)) bag.add(key, 'is not a field this request takes');
+  bag.throwIfAny();
+  return source as Body;
+}
+
+/** A required string field, checked as sent (never trimmed). */
+export function text(body: Body, name: string, bag: FieldErrorBag, max = 255): string {
+  const value = body[name];
+  if (value === undefined || value === null || value === '') { bag.add(name, 'is required'); return ''; }
+  if (typeof value !== 'string') { bag.add(name, 'must be a string'); return ''; }
+  if ([...value].length > max) { bag.add(name, `must be at most ${max} characters`); return ''; }
+  return value;
+}
+
+export function optionalText(body: Body, name: string, bag: FieldErrorBag, max = 255): string | undefined {
+  return body[name] === undefined || body[name] === null ? undefined : text(body, name, bag, max);
+}
+
+export function optionalBoolean(body: Body, name: string, bag: FieldErrorBag): boolean {
+  const value = body[name];
+  if (value === undefined || value === null) return false;
+  if (typeof value !== 'boolean') { bag.add(name, 'must be true or false'); return false; }
+  return value;
+}

@@ -1,0 +1,37 @@
+// Enable → confirm → (regenerate codes) → disable. Enabling stores a sealed
+// secret but leaves 2FA off until a code from the app confirms it.
+import { AppError } from '../errors.ts';
+import type { Accounts } from './context.ts';
+import { findUserById, nowIso, setUserColumns, type UserRow } from './store.ts';
+import { acceptCode, forgetTotpStep, newRecoveryCodes, newSecret } from './two-factor.ts';
+
+export async function enableTwoFactor(a: Accounts, user: UserRow) {
+  if (user.two_factor_confirmed_at) throw new AppError(409, 'two_factor_enabled', 'Two-factor authentication is already on; disable it first to set up a new app.');
+  const fresh = await newSecret(a, user.email);
+  await setUserColumns(a.database.db, a.database.dialect, user.id, { two_factor_secret: fresh.sealed, two_factor_recovery_codes: null, two_factor_confirmed_at: null });
+  await forgetTotpStep(a, user.id);
+  return { secret: fresh.secret, otpauth_url: fresh.otpauthUrl, qr_svg: fresh.qrSvg };
+}
+
+export async function confirmTwoFactor(a: Accounts, user: UserRow, code: string): Promise<string[]> {
+  if (!user.two_factor_secret) throw new AppError(409, 'two_factor_not_started', 'Start by enabling two-factor authentication.');
+  if (user.two_factor_confirmed_at) throw new AppError(409, 'two_factor_enabled', 'Two-factor authentication is already confirmed.');
+  if (!(await acceptCode(a, user.id, user.two_factor_secret, code.replace(/\s/g, '')))) {
+    throw new AppError(422, 'validation_failed', 'The code is not valid.', { code: ['is not valid; enter the current code from your app'] });
+  }
+  const { codes, stored } = newRecoveryCodes();
+  await setUserColumns(a.database.db, a.database.dialect, user.id, { two_factor_confirmed_at: nowIso(), two_factor_recovery_codes: stored });
+  return codes;
+}
+
+export async function regenerateRecoveryCodes(a: Accounts, user: UserRow): Promise<string[]> {
+  if (!user.two_factor_confirmed_at) throw new AppError(409, 'two_factor_disabled', 'Two-factor authentication is off.');
+  const { codes, stored } = newRecoveryCodes();
+  await setUserColumns(a.database.db, a.database.dialect, user.id, { two_factor_recovery_codes: stored });
+  return codes;
+}
+
+export async function disableTwoFactor(a: Accounts, user: UserRow): Promise<UserRow> {
+  await setUserColumns(a.database.db, a.database.dialect, user.id, { two_factor_secret: null, two_factor_recovery_codes: null, two_factor_confirmed_at: null });
+  return (await findUserById(a.database.db, a.database.dialect, user.id))!;
+}

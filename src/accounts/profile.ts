@@ -1,0 +1,52 @@
+// A user's own profile: the same validation as the users records, minus what
+// only an admin may set (role) or what has its own flow (password, avatar).
+import { AppError, FieldErrorBag } from '../errors.ts';
+import { deleteRecord, updateRecord } from '../records/operations.ts';
+import { user as userResource } from '../resources/user.ts';
+import { confirmPassword } from './confirm-password.ts';
+import type { Accounts } from './context.ts';
+import { bodyWith, text } from './input.ts';
+import { checkPassword } from './passwords.ts';
+import type { Session } from './sessions.ts';
+import { findUserById, setUserColumns, type UserRow } from './store.ts';
+import { sendVerificationMail } from './verify-email.ts';
+
+const SELF = { id: 0n, role: 'admin' as const };
+export const PROFILE_FIELDS = userResource.writable.filter((f) => f.name !== 'role' && f.name !== 'password').map((f) => f.name);
+
+export async function updateProfile(a: Accounts, user: UserRow, session: Session | undefined, body: unknown): Promise<UserRow> {
+  const input = bodyWith(body, [...PROFILE_FIELDS, 'password']);
+  const { password, ...changes } = input;
+  const emailChanges = typeof changes.email === 'string' && changes.email.toLowerCase() !== user.email.toLowerCase();
+  if (emailChanges) await confirmPassword(a, user, session, password);
+  else if (password !== undefined) throw new AppError(422, 'validation_failed', 'Change your password with PUT /api/v1/me/password.', { password: ['is changed with PUT /api/v1/me/password'] });
+  await updateRecord({ database: a.database, actor: SELF }, userResource, String(user.id), changes);
+  if (emailChanges) {
+    await setUserColumns(a.database.db, a.database.dialect, user.id, { email_verified_at: null });
+    const fresh = (await findUserById(a.database.db, a.database.dialect, user.id))!;
+    void sendVerificationMail(a, fresh).catch((error: unknown) => a.log.error({ err: error }, 'verification mail failed'));
+    return fresh;
+  }
+  return (await findUserById(a.database.db, a.database.dialect, user.id))!;
+}
+
+/** Checks the current password, sets the new one, and ends every other sign-in of the user. */
+export async function changePassword(a: Accounts, user: UserRow, session: Session | undefined, body: unknown): Promise<void> {
+  const input = bodyWith(body, ['current_password', 'password']);
+  const bag = new FieldErrorBag();
+  const current = text(input, 'current_password', bag);
+  if (!('password' in input)) bag.add('password', 'is required');
+  bag.throwIfAny();
+  if (!(await checkPassword(user.password, current)).ok) {
+    throw new AppError(422, 'validation_failed', 'The current password is not correct.', { current_password: ['is not correct'] });
+  }
+  // The records operation validates and hashes the new password like any other write of it, and its
+  // user rules end every other session, token and remembered device.
+  await updateRecord({ database: a.database, actor: SELF, sessionId: session?.id }, userResource, String(user.id), { password: input.password });
+}
+
+export async function deleteAccount(a: Accounts, user: UserRow, session: Session | undefined, body: unknown): Promise<void> {
+  const input = bodyWith(body, ['password']);
+  await confirmPassword(a, user, session, input.password);
+  await deleteRecord({ database: a.database, actor: SELF }, userResource, String(user.id));
+}

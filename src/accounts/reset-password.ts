@@ -1,0 +1,50 @@
+// Forgotten passwords: a single-use token, good for 60 minutes, stored as a
+// SHA-256 hash. Asking answers the same whether or not the account exists, and
+// the mail goes out after the answer so timing does not tell either.
+import { AppError } from '../errors.ts';
+import type { Accounts } from './context.ts';
+import { hashPassword } from './passwords.ts';
+import { randomToken, safeEqual, sha256 } from './secrets.ts';
+import { clearFailures } from './sign-in.ts';
+import { findUserByEmail, idParam, nowIso, setUserColumns } from './store.ts';
+import { deleteUserSessions } from './sessions.ts';
+import { revokeAllTokens } from './tokens.ts';
+
+export const RESET_TOKEN_MINUTES = 60;
+
+export async function requestPasswordReset(a: Accounts, email: string): Promise<void> {
+  const user = await findUserByEmail(a.database.db, email);
+  if (!user) return;
+  const token = randomToken();
+  const { db, dialect } = a.database;
+  const uid = idParam(dialect, user.id);
+  await db.deleteFrom('password_resets').where('user_id', '=', uid).execute();
+  await db.insertInto('password_resets').values({ user_id: uid, token_hash: sha256(token), created_at: nowIso() }).execute();
+  const link = `${a.config.appUrl}/reset-password?token=${encodeURIComponent(token)}&email=${encodeURIComponent(user.email)}`;
+  await a.mailer.send({
+    to: user.email,
+    subject: 'Reset your Leadbook password',
+    text: `Someone asked to reset the password of your Leadbook account.\n\nTo choose a new password, open this link within ${RESET_TOKEN_MINUTES} minutes:\n\n${link}\n\nIf it was not you, ignore this mail; your password stays as it is.\n`,
+    link,
+  });
+}
+
+const invalidToken = () => new AppError(422, 'validation_failed', 'This reset link is invalid or has expired; ask for a new one.', { token: ['is invalid or has expired'] });
+
+/** Sets the new password (already checked), spends the token, ends sessions and tokens, unlocks the account. */
+export async function resetPassword(a: Accounts, email: string, token: string, password: string): Promise<void> {
+  const user = await findUserByEmail(a.database.db, email);
+  if (!user) throw invalidToken();
+  const { db, dialect } = a.database;
+  const uid = idParam(dialect, user.id);
+  const row = await db.selectFrom('password_resets').selectAll().where('user_id', '=', uid).executeTakeFirst();
+  const created = row ? Date.parse(String(row.created_at instanceof Date ? row.created_at.toISOString() : row.created_at)) : 0;
+  if (!row || !safeEqual(String(row.token_hash), sha256(token)) || Date.now() - created > RESET_TOKEN_MINUTES * 60_000) throw invalidToken();
+  // Spend the token first: of two requests with the same token only one deletes it.
+  const spent = await db.deleteFrom('password_resets').where('user_id', '=', uid).where('token_hash', '=', sha256(token)).executeTakeFirst();
+  if (spent.numDeletedRows === 0n) throw invalidToken();
+  await setUserColumns(db, dialect, user.id, { password: await hashPassword(password), remember_token: null });
+  await clearFailures(a, user.id);
+  await deleteUserSessions(a, user.id);
+  await revokeAllTokens(a, user.id);
+}

@@ -1,0 +1,67 @@
+// Checks an email and password. Unknown email and wrong password are the same
+// answer, in the same time (a decoy hash is checked). After 100 consecutive
+// failures, whatever the addresses, the account needs a password reset
+// (NIST SP 800-63B §5.2.2); only the right password learns that.
+import { AppError } from '../errors.ts';
+import type { Accounts } from './context.ts';
+import { checkPassword, hashPassword } from './passwords.ts';
+import { findUserByEmail, fromDbBool, idParam, setUserColumns, type UserRow } from './store.ts';
+
+export const MAX_CONSECUTIVE_FAILURES = 100;
+
+export const invalidCredentials = () =>
+  new AppError(401, 'invalid_credentials', 'These credentials do not match our records.');
+
+async function accountState(a: Accounts, userId: bigint) {
+  const { db, dialect } = a.database;
+  const uid = idParam(dialect, userId);
+  await db.insertInto('account_states').values({ user_id: uid }).onConflict((oc) => oc.column('user_id').doNothing()).execute();
+  return db.selectFrom('account_states').selectAll().where('user_id', '=', uid).executeTakeFirstOrThrow();
+}
+
+async function recordFailure(a: Accounts, userId: bigint): Promise<void> {
+  const { db, dialect } = a.database;
+  await db
+    .updateTable('account_states')
+    .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
+    .where('user_id', '=', idParam(dialect, userId))
+    .execute();
+  await db
+    .updateTable('account_states')
+    .set({ reset_required: dialect === 'sqlite' ? 1 : true })
+    .where('user_id', '=', idParam(dialect, userId))
+    .where('consecutive_failures', '>=', MAX_CONSECUTIVE_FAILURES)
+    .execute();
+}
+
+export async function clearFailures(a: Accounts, userId: bigint): Promise<void> {
+  const { db, dialect } = a.database;
+  await db
+    .updateTable('account_states')
+    .set({ consecutive_failures: 0, reset_required: dialect === 'sqlite' ? 0 : false })
+    .where('user_id', '=', idParam(dialect, userId))
+    .execute();
+}
+
+/** The user whose password this is, or a 401 that does not say which part was wrong. */
+export async function checkCredentials(a: Accounts, email: string, password: string): Promise<UserRow> {
+  const user = await findUserByEmail(a.database.db, email);
+  const check = await checkPassword(user?.password, password);
+  if (!user) throw invalidCredentials();
+  const state = await accountState(a, user.id);
+  if (!check.ok) {
+    await recordFailure(a, user.id);
+    throw invalidCredentials();
+  }
+  if (fromDbBool(state.reset_required)) {
+    throw new AppError(401, 'password_reset_required', 'This account was locked after too many failed sign-ins. Reset your password by email to unlock it.');
+  }
+  await clearFailures(a, user.id);
+  if (check.needsRehash) {
+    // An older hash (bcrypt from the original service) becomes argon2id now that we know the password.
+    await setUserColumns(a.database.db, a.database.dialect, user.id, { password: await hashPassword(password) });
+  }
+  return user;
+}
+
+export const hasTwoFactor = (user: UserRow) => user.two_factor_confirmed_at !== null && user.two_factor_secret !== null;

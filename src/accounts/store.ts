@@ -1,0 +1,69 @@
+// Reads and writes of account rows, including the hidden columns the records
+// API never selects. Values cross the dialect boundary through the field kinds.
+import { sql } from 'kysely';
+import type { Executor } from '../records/repository.ts';
+import { rowToRecord } from '../records/repository.ts';
+import { user } from '../resources/user.ts';
+import { kinds } from '../schema/kinds.ts';
+import type { Dialect } from '../schema/kinds.ts';
+
+export interface UserRow {
+  id: bigint;
+  name: string;
+  email: string;
+  password: string;
+  role: 'admin' | 'agent';
+  email_verified_at: string | null;
+  two_factor_secret: string | null;
+  two_factor_recovery_codes: string | null;
+  two_factor_confirmed_at: string | null;
+  remember_token: string | null;
+  [field: string]: unknown;
+}
+
+export const nowIso = () => new Date().toISOString();
+export const toIso = (v: unknown) => kinds.dateTime.fromDb(v ?? null) as string | null;
+export const idParam = (dialect: Dialect, id: bigint) => kinds.bigInteger.toDb(id, dialect);
+export const boolParam = (dialect: Dialect, v: boolean) => kinds.boolean.toDb(v, dialect);
+export const fromDbBool = (v: unknown) => kinds.boolean.fromDb(v ?? null) === true;
+
+function toUserRow(row: Record<string, unknown>): UserRow {
+  return {
+    ...row,
+    id: BigInt(row.id as bigint),
+    email_verified_at: toIso(row.email_verified_at),
+    two_factor_confirmed_at: toIso(row.two_factor_confirmed_at),
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  } as unknown as UserRow;
+}
+
+export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | null> {
+  const row = await db.selectFrom('users').selectAll().where(sql`lower(email)`, '=', email.toLowerCase()).executeTakeFirst();
+  return row ? toUserRow(row) : null;
+}
+
+export async function findUserById(db: Executor, dialect: Dialect, id: bigint): Promise<UserRow | null> {
+  const row = await db.selectFrom('users').selectAll().where('id', '=', idParam(dialect, id)).executeTakeFirst();
+  return row ? toUserRow(row) : null;
+}
+
+/** Writes columns of a user (hidden ones included) and moves updated_at. */
+export async function setUserColumns(db: Executor, dialect: Dialect, id: bigint, values: Record<string, unknown>): Promise<void> {
+  await db.updateTable('users').set({ ...values, updated_at: nowIso() }).where('id', '=', idParam(dialect, id)).execute();
+}
+
+export async function countUsers(db: Executor): Promise<number> {
+  const row = await db.selectFrom('users').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function countAdmins(db: Executor): Promise<number> {
+  const row = await db.selectFrom('users').select(sql<number>`count(*)`.as('n')).where('role', '=', 'admin').executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The user as the API shows it: visible fields and computed ones, never a secret. */
+export function publicUser(row: Record<string, unknown>): Record<string, unknown> {
+  return rowToRecord(user, row);
+}

@@ -1,0 +1,49 @@
+// A store for @fastify/rate-limit that keeps its counters in the database, so
+// every app process sees the same counts. One upsert per hit: the window
+// restarts when it has run out.
+import { sql } from 'kysely';
+import type { Database } from '../db/connection.ts';
+
+type Callback = (error: Error | null, result?: { current: number; ttl: number }) => void;
+
+export function databaseStore(database: Database) {
+  let lastSweep = 0;
+  const sweep = async (now: number) => {
+    if (now - lastSweep < 60_000) return;
+    lastSweep = now;
+    await database.db.deleteFrom('rate_limits').where('reset_at', '<', now).execute();
+  };
+
+  async function hit(key: string, windowMs: number): Promise<{ current: number; ttl: number }> {
+    const now = Date.now();
+    await sweep(now);
+    const result = await sql<{ hits: number | bigint; reset_at: number | bigint | string }>`
+      insert into rate_limits (key, hits, reset_at) values (${key}, 1, ${now + windowMs})
+      on conflict (key) do update set
+        hits = case when rate_limits.reset_at <= ${now} then 1 else rate_limits.hits + 1 end,
+        reset_at = case when rate_limits.reset_at <= ${now} then ${now + windowMs} else rate_limits.reset_at end
+      returning hits, reset_at`.execute(database.db);
+    const row = result.rows[0]!;
+    return { current: Number(row.hits), ttl: Math.max(0, Number(row.reset_at) - now) };
+  }
+
+  async function peek(key: string): Promise<{ current: number; ttl: number }> {
+    const now = Date.now();
+    const row = await database.db.selectFrom('rate_limits').select(['hits', 'reset_at']).where('key', '=', key).executeTakeFirst();
+    if (!row || Number(row.reset_at) <= now) return { current: 0, ttl: 0 };
+    return { current: Number(row.hits), ttl: Number(row.reset_at) - now };
+  }
+
+  return class DatabaseRateLimitStore {
+    constructor(readonly options: { timeWindow?: number } = {}) {}
+    incr(key: string, callback: Callback, timeWindow: number) {
+      hit(key, timeWindow).then((r) => callback(null, r), (e: Error) => callback(e));
+    }
+    read(key: string, callback: Callback) {
+      peek(key).then((r) => callback(null, r), (e: Error) => callback(e));
+    }
+    child(routeOptions: object) {
+      return new DatabaseRateLimitStore({ ...this.options, ...routeOptions });
+    }
+  };
+}

@@ -1,0 +1,65 @@
+// Personal access tokens: `lb_` and 256 random bits, shown once, stored as a
+// SHA-256 hash, named, revocable, with the time of last use.
+import type { Accounts } from './context.ts';
+import { randomToken, sha256 } from './secrets.ts';
+import { idParam, nowIso, toIso } from './store.ts';
+
+export interface TokenInfo {
+  id: bigint;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+const PREFIX = 'lb_';
+
+function toInfo(row: Record<string, unknown>): TokenInfo {
+  return { id: BigInt(row.id as bigint), name: String(row.name), created_at: toIso(row.created_at)!, last_used_at: toIso(row.last_used_at) };
+}
+
+export async function createToken(a: Accounts, userId: bigint, name: string): Promise<{ token: string; info: TokenInfo }> {
+  const token = PREFIX + randomToken();
+  const row = await a.database.db
+    .insertInto('personal_access_tokens')
+    .values({ user_id: idParam(a.database.dialect, userId), name, token_hash: sha256(token), created_at: nowIso() })
+    .returning(['id', 'name', 'created_at', 'last_used_at'])
+    .executeTakeFirstOrThrow();
+  return { token, info: toInfo(row) };
+}
+
+/** The owner of a bearer token, or null. Last use is recorded at most once a minute. */
+export async function findTokenOwner(a: Accounts, token: string): Promise<{ tokenId: bigint; userId: bigint } | null> {
+  if (!token.startsWith(PREFIX) || token.length > 100) return null;
+  const row = await a.database.db.selectFrom('personal_access_tokens').select(['id', 'user_id', 'last_used_at']).where('token_hash', '=', sha256(token)).executeTakeFirst();
+  if (!row) return null;
+  const lastUsed = toIso(row.last_used_at);
+  if (!lastUsed || Date.now() - Date.parse(lastUsed) > 60_000) {
+    await a.database.db.updateTable('personal_access_tokens').set({ last_used_at: nowIso() }).where('id', '=', row.id).execute();
+  }
+  return { tokenId: BigInt(row.id as bigint), userId: BigInt(row.user_id as bigint) };
+}
+
+export async function listTokens(a: Accounts, userId: bigint): Promise<TokenInfo[]> {
+  const rows = await a.database.db
+    .selectFrom('personal_access_tokens')
+    .select(['id', 'name', 'created_at', 'last_used_at'])
+    .where('user_id', '=', idParam(a.database.dialect, userId))
+    .orderBy('id', 'desc')
+    .execute();
+  return rows.map(toInfo);
+}
+
+/** Revokes one of the user's own tokens; false when the user has no such token. */
+export async function revokeToken(a: Accounts, userId: bigint, tokenId: bigint): Promise<boolean> {
+  const { dialect } = a.database;
+  const result = await a.database.db
+    .deleteFrom('personal_access_tokens')
+    .where('id', '=', idParam(dialect, tokenId))
+    .where('user_id', '=', idParam(dialect, userId))
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export async function revokeAllTokens(a: Accounts, userId: bigint): Promise<void> {
+  await a.database.db.deleteFrom('personal_access_tokens').where('user_id', '=', idParam(a.database.dialect, userId)).execute();
+}

@@ -1,0 +1,33 @@
+// Rules on user records, whichever door the change comes through: the last
+// admin stays an admin and cannot be deleted; a changed password ends the
+// user's sessions, tokens and remembered devices.
+import { AppError } from '../errors.ts';
+import { registerHooks } from '../records/hooks.ts';
+import type { Executor, Row } from '../records/repository.ts';
+import type { Dialect } from '../schema/kinds.ts';
+import { countAdmins, idParam } from './store.ts';
+
+const lastAdmin = async (trx: Executor, before: Row) => before.role === 'admin' && (await countAdmins(trx)) <= 1;
+
+export async function endEverySignIn(trx: Executor, dialect: Dialect, userId: bigint, keepSessionId?: string): Promise<void> {
+  const uid = idParam(dialect, userId);
+  await trx.deleteFrom('sessions').where('user_id', '=', uid).$if(keepSessionId !== undefined, (q) => q.where('id', '!=', keepSessionId!)).execute();
+  await trx.deleteFrom('personal_access_tokens').where('user_id', '=', uid).execute();
+  await trx.updateTable('users').set({ remember_token: null }).where('id', '=', uid).execute();
+}
+
+export function registerUserRules(): void {
+  registerHooks('users', {
+    async beforeUpdate(trx, _ctx, before, changes) {
+      if (changes.role !== undefined && changes.role !== 'admin' && (await lastAdmin(trx, before))) {
+        throw new AppError(422, 'validation_failed', 'The last admin cannot stop being an admin; make someone else an admin first.', { role: ['the last admin must stay an admin'] });
+      }
+    },
+    async afterUpdate(trx, ctx, before, changes) {
+      if (changes.password !== undefined) await endEverySignIn(trx, ctx.database.dialect, BigInt(before.id as bigint), ctx.sessionId);
+    },
+    async beforeDelete(trx, _ctx, before) {
+      if (await lastAdmin(trx, before)) throw new AppError(409, 'last_admin', 'The last admin cannot be deleted; make someone else an admin first.');
+    },
+  });
+}

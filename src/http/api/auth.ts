@@ -1,0 +1,182 @@
+// /api/v1/auth: register, sign in (session or token), the second factor, sign
+// out, forgotten passwords and email verification. Thin: each route reads its
+// body, calls an account action, and answers.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Accounts } from '../../accounts/context.ts';
+import { bodyWith, optionalBoolean, optionalText, text } from '../../accounts/input.ts';
+import { passwordProblems } from '../../accounts/passwords.ts';
+import { registerUser } from '../../accounts/register.ts';
+import { forgetRememberedDevices } from '../../accounts/remember.ts';
+import { requestPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
+import { passSecondFactor } from '../../accounts/second-factor.ts';
+import { deleteSession } from '../../accounts/sessions.ts';
+import { checkCredentials, hasTwoFactor } from '../../accounts/sign-in.ts';
+import { findUserById, publicUser, type UserRow } from '../../accounts/store.ts';
+import { createToken } from '../../accounts/tokens.ts';
+import { sendVerificationMail, verifyEmail } from '../../accounts/verify-email.ts';
+import { AppError, FieldErrorBag } from '../../errors.ts';
+import { clearAuthCookies, startSession } from '../auth.ts';
+import { throttles } from '../throttle.ts';
+
+const tags = ['auth'];
+const open = { public: true };
+const userResponse = { type: 'object', properties: { data: { $ref: 'User#' } } };
+const json = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties, required });
+const str = { type: 'string' };
+
+/** Sends mail after the answer, so how long the answer takes says nothing about the account. */
+function later(a: Accounts, what: string, send: () => Promise<void>): void {
+  setImmediate(() => send().catch((error: unknown) => a.log.error({ err: error }, `${what} failed`)));
+}
+
+function secondFactorAnswer(body: Record<string, unknown>, bag: FieldErrorBag): { code?: string; recoveryCode?: string } {
+  const code = optionalText(body, 'code', bag, 20);
+  const recoveryCode = optionalText(body, 'recovery_code', bag, 64);
+  return { code, recoveryCode };
+}
+
+export function authRoutes(a: Accounts) {
+  return async function plugin(app: FastifyInstance) {
+    const limit = throttles(app);
+
+    app.post('/register', {
+      config: open,
+      schema: { tags, security: [], summary: 'Create an account (the first one is an admin; later ones only when registration is open)', body: { $ref: 'UserInput#' }, response: { 201: userResponse } },
+    }, async (request, reply) => {
+      const user = await registerUser(a, request.body);
+      await startSession(a, request, reply, user, {});
+      later(a, 'verification mail', () => sendVerificationMail(a, user));
+      return reply.code(201).send({ data: publicUser(user) });
+    });
+
+    app.post('/login', {
+      config: open,
+      schema: {
+        tags, security: [], summary: 'Sign in with a session cookie',
+        body: json({ email: str, password: str, remember: { type: 'boolean' } }, ['email', 'password']),
+        response: { 200: { type: 'object', properties: { data: { $ref: 'User#' }, two_factor: { type: 'boolean' } } } },
+      },
+    }, async (request, reply) => {
+      const body = bodyWith(request.body, ['email', 'password', 'remember']);
+      const bag = new FieldErrorBag();
+      const email = text(body, 'email', bag);
+      const password = text(body, 'password', bag);
+      const remember = optionalBoolean(body, 'remember', bag);
+      bag.throwIfAny();
+      const key = `login:${email.toLowerCase()}:${request.ip}`;
+      const user = await limit.failures(request, reply, key, () => checkCredentials(a, email, password));
+      if (hasTwoFactor(user)) {
+        await startSession(a, request, reply, user, { pending: true, remember });
+        return { two_factor: true };
+      }
+      await startSession(a, request, reply, user, { remember });
+      return { data: publicUser(user) };
+    });
+
+    app.post('/two-factor-challenge', {
+      config: open,
+      schema: { tags, security: [], summary: 'Complete a sign-in with a TOTP code or a recovery code', body: json({ code: str, recovery_code: str }), response: { 200: userResponse } },
+    }, async (request, reply) => {
+      const body = bodyWith(request.body, ['code', 'recovery_code']);
+      const pending = request.pendingSession;
+      if (!pending) throw new AppError(401, 'unauthenticated', 'Sign in with your email and password first.');
+      const bag = new FieldErrorBag();
+      const answer = secondFactorAnswer(body, bag);
+      if (!answer.code && !answer.recoveryCode) bag.add('code', 'is required (or send recovery_code)');
+      bag.throwIfAny();
+      const user = (await findUserById(a.database.db, a.database.dialect, pending.userId))!;
+      await limit.failures(request, reply, `two-factor:${user.id}:${request.ip}`, async () => {
+        if (!(await passSecondFactor(a, user, answer))) throw new AppError(422, 'validation_failed', 'The code is not valid.', answer.code ? { code: ['is not valid'] } : { recovery_code: ['is not valid'] });
+      });
+      // The session id rotates again now that both factors are in.
+      await startSession(a, request, reply, user, { remember: pending.rememberMe });
+      return { data: publicUser(user) };
+    });
+
+    app.post('/logout', { config: open, schema: { tags, security: [], summary: 'Sign out: ends this session and forgets remembered devices' } }, async (request, reply) => {
+      const session = request.session ?? request.pendingSession;
+      if (session) await deleteSession(a, session.id);
+      if (request.user && request.via === 'cookie') await forgetRememberedDevices(a, request.user.id);
+      clearAuthCookies(request, reply);
+      return reply.code(204).send();
+    });
+
+    app.post('/token', {
+      config: open,
+      schema: {
+        tags, security: [], summary: 'Create a personal access token with email and password (and a second factor when on)',
+        body: json({ email: str, password: str, device_name: str, code: str, recovery_code: str }, ['email', 'password', 'device_name']),
+        response: { 201: { type: 'object', properties: { token: str, data: { $ref: 'User#' } } } },
+      },
+    }, async (request, reply) => {
+      const body = bodyWith(request.body, ['email', 'password', 'device_name', 'code', 'recovery_code']);
+      const bag = new FieldErrorBag();
+      const email = text(body, 'email', bag);
+      const password = text(body, 'password', bag);
+      const deviceName = text(body, 'device_name', bag);
+      const answer = secondFactorAnswer(body, bag);
+      bag.throwIfAny();
+      const user: UserRow = await limit.failures(request, reply, `login:${email.toLowerCase()}:${request.ip}`, async () => {
+        const found = await checkCredentials(a, email, password);
+        if (hasTwoFactor(found)) {
+          if (!answer.code && !answer.recoveryCode) throw new AppError(401, 'two_factor_required', 'This account uses two-factor authentication: send code or recovery_code too.');
+          if (!(await passSecondFactor(a, found, answer))) throw new AppError(401, 'two_factor_invalid', 'The two-factor code is not valid.');
+        }
+        return found;
+      });
+      const { token } = await createToken(a, user.id, deviceName);
+      return reply.code(201).send({ token, data: publicUser(user) });
+    });
+
+    app.post('/forgot-password', {
+      config: open,
+      schema: { tags, security: [], summary: 'Mail a password-reset link (answers the same whether or not the account exists)', body: json({ email: str }, ['email']), response: { 202: json({ message: str }) } },
+    }, async (request, reply) => {
+      const body = bodyWith(request.body, ['email']);
+      const bag = new FieldErrorBag();
+      const email = text(body, 'email', bag);
+      bag.throwIfAny();
+      await limit.attempts(request, reply, `forgot:${email.toLowerCase()}:${request.ip}`);
+      later(a, 'password reset mail', () => requestPasswordReset(a, email));
+      return reply.code(202).send({ message: 'If an account has this address, a reset link is on its way.' });
+    });
+
+    app.post('/reset-password', {
+      config: open,
+      schema: { tags, security: [], summary: 'Set a new password with the token from the reset mail', body: json({ token: str, email: str, password: str }, ['token', 'email', 'password']), response: { 200: json({ message: str }) } },
+    }, async (request, reply) => {
+      const body = bodyWith(request.body, ['token', 'email', 'password']);
+      const bag = new FieldErrorBag();
+      const token = text(body, 'token', bag);
+      const email = text(body, 'email', bag);
+      const password = text(body, 'password', bag);
+      if (password) for (const problem of passwordProblems(password)) bag.add('password', problem);
+      bag.throwIfAny();
+      await limit.failures(request, reply, `reset:${email.toLowerCase()}:${request.ip}`, () => resetPassword(a, email, token, password));
+      return { message: 'Your password has been reset; sign in with it.' };
+    });
+
+    app.post('/email/verification-notification', {
+      schema: { tags, summary: 'Mail a new email-verification link', response: { 202: json({ message: str }) } },
+    }, async (request, reply) => {
+      const user = request.user!;
+      await limit.attempts(request, reply, `verify:${user.id}`);
+      later(a, 'verification mail', () => sendVerificationMail(a, user));
+      return reply.code(202).send({ message: user.email_verified_at ? 'Your address is already verified.' : 'A verification link is on its way.' });
+    });
+
+    app.get('/verify-email/:id/:hash', {
+      config: open,
+      schema: {
+        tags, security: [], summary: 'Verify an email address with the signed link from the mail',
+        params: json({ id: str, hash: str }), querystring: json({ expires: str, signature: str }),
+        response: { 200: userResponse },
+      },
+    }, async (request: FastifyRequest<{ Params: { id: string; hash: string }; Querystring: { expires?: string; signature?: string } }>) => {
+      const user = await verifyEmail(a, request.params.id, request.params.hash, request.query.expires ?? '', request.query.signature ?? '');
+      return { data: publicUser(user) };
+    });
+  };
+}
+
+export type { FastifyReply };

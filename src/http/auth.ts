@@ -1,0 +1,112 @@
+// Who is calling: a personal access token (Authorization: Bearer) or a session
+// cookie (with "remember me" as a fallback). Every route needs a signed-in user
+// unless its config says `public: true`. A cookie-authenticated request that
+// changes state must come from our own origin (a cross-site form or fetch
+// carries the cookie but not our Origin).
+import cookie from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Accounts } from '../accounts/context.ts';
+import { rememberCookieFor, userFromRememberCookie } from '../accounts/remember.ts';
+import { createSession, deleteSession, findSession, type Session } from '../accounts/sessions.ts';
+import { findUserById, type UserRow } from '../accounts/store.ts';
+import { findTokenOwner } from '../accounts/tokens.ts';
+import { AppError } from '../errors.ts';
+import type { Actor } from '../records/operations.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    actor?: Actor;
+    user?: UserRow;
+    session?: Session;
+    /** A session whose second factor is still due. */
+    pendingSession?: Session;
+    via?: 'token' | 'cookie';
+  }
+  interface FastifyContextConfig {
+    /** Reachable without signing in. */
+    public?: boolean;
+  }
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export const isSecure = (request: FastifyRequest) => request.protocol === 'https';
+const cookieName = (request: FastifyRequest, base: string) => (isSecure(request) ? `__Host-${base}` : base);
+export const sessionCookie = (request: FastifyRequest) => cookieName(request, 'leadbook_session');
+export const rememberCookie = (request: FastifyRequest) => cookieName(request, 'leadbook_remember');
+
+function cookieOptions(request: FastifyRequest, maxAgeSeconds?: number) {
+  return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: isSecure(request), ...(maxAgeSeconds ? { maxAge: maxAgeSeconds } : {}) };
+}
+
+const unauthenticated = () => new AppError(401, 'unauthenticated', 'Sign in, or send a personal access token as Authorization: Bearer <token>.');
+
+/** Starts a new session for the user (the old one, if any, ends: the id rotates) and sets its cookie. */
+export async function startSession(a: Accounts, request: FastifyRequest, reply: FastifyReply, user: UserRow, options: { pending?: boolean; remember?: boolean }): Promise<Session> {
+  const old = request.session ?? request.pendingSession;
+  if (old) await deleteSession(a, old.id);
+  const { token, session } = await createSession(a, user.id, {
+    twoFactorPending: options.pending,
+    rememberMe: options.remember,
+    passwordConfirmed: !options.pending,
+    ip: request.ip,
+    userAgent: request.headers['user-agent'],
+  });
+  reply.setCookie(sessionCookie(request), token, cookieOptions(request));
+  if (options.remember && !options.pending) {
+    const remember = await rememberCookieFor(a, user);
+    reply.setCookie(rememberCookie(request), remember.value, cookieOptions(request, remember.maxAgeSeconds));
+  }
+  return session;
+}
+
+export function clearAuthCookies(request: FastifyRequest, reply: FastifyReply): void {
+  for (const name of [sessionCookie(request), rememberCookie(request)]) reply.clearCookie(name, cookieOptions(request));
+}
+
+function sameOrigin(request: FastifyRequest): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined) return site === 'same-origin' || site === 'none';
+  const origin = request.headers.origin;
+  if (origin === undefined) return true; // not a browser: no ambient credentials to abuse
+  return origin === `${request.protocol}://${request.host}`;
+}
+
+async function identify(a: Accounts, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+    const owner = match ? await findTokenOwner(a, match[1]!) : null;
+    const user = owner && (await findUserById(a.database.db, a.database.dialect, owner.userId));
+    // A token that was sent but does not work is an error, never a silent fall back to the cookie.
+    if (!user) throw new AppError(401, 'unauthenticated', 'The access token is invalid or has been revoked.');
+    Object.assign(request, { user, actor: { id: user.id, role: user.role }, via: 'token' });
+    return;
+  }
+  const token = request.cookies[sessionCookie(request)];
+  let session = token ? await findSession(a, token) : null;
+  if (session?.twoFactorPending) {
+    request.pendingSession = session;
+    return;
+  }
+  let user = session && (await findUserById(a.database.db, a.database.dialect, session.userId));
+  if (!user) {
+    const remembered = request.cookies[rememberCookie(request)];
+    user = remembered ? await userFromRememberCookie(a, remembered) : null;
+    if (!user) return;
+    session = await startSession(a, request, reply, user, {});
+  }
+  Object.assign(request, { user, session, actor: { id: user.id, role: user.role }, via: 'cookie' });
+}
+
+export const authPlugin = fp(async (app: FastifyInstance, a: Accounts) => {
+  await app.register(cookie);
+  app.addHook('onRequest', async (request, reply) => {
+    await identify(a, request, reply);
+    if (request.via === 'cookie' && !SAFE_METHODS.has(request.method) && !sameOrigin(request)) {
+      throw new AppError(403, 'cross_origin', 'A request that changes something must come from this site.');
+    }
+    if (!request.actor && !request.routeOptions.config.public && !request.is404) throw unauthenticated();
+  });
+}, { name: 'leadbook-auth' });

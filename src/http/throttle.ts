@@ -1,0 +1,43 @@
+// Throttles with @fastify/rate-limit, counted in the database (shared by every
+// app process): 5 failures a minute per key. A throttled request answers 429
+// with Retry-After, before any password is checked.
+import type {} from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.ts';
+
+export const THROTTLE = { max: 5, timeWindowMs: 60_000 };
+
+export function throttles(app: FastifyInstance) {
+  // The key is worked out by the route (it needs the parsed body), then handed to the limiter.
+  const keys = new WeakMap<FastifyRequest, string>();
+  const check = app.createRateLimit({ max: THROTTLE.max, timeWindow: THROTTLE.timeWindowMs, keyGenerator: (request) => keys.get(request)! });
+  const limiter = (request: FastifyRequest, key: string) => {
+    keys.set(request, key);
+    return (options?: { increment: boolean }) => check(request, options);
+  };
+
+  const refuse = (reply: FastifyReply, ttlSeconds: number) => {
+    reply.header('Retry-After', String(Math.max(1, ttlSeconds)));
+    return new AppError(429, 'throttled', `Too many attempts; try again in ${Math.max(1, ttlSeconds)} seconds.`);
+  };
+
+  return {
+    /** Runs `attempt`; only a failure (a thrown 4xx) counts against the key. */
+    async failures<T>(request: FastifyRequest, reply: FastifyReply, key: string, attempt: () => Promise<T>): Promise<T> {
+      const limit = limiter(request, key);
+      const status = await limit({ increment: false });
+      if (!status.isAllowed && status.isExceeded) throw refuse(reply, status.ttlInSeconds);
+      try {
+        return await attempt();
+      } catch (error) {
+        if (error instanceof AppError && error.status < 500) await limit();
+        throw error;
+      }
+    },
+    /** Counts every attempt against the key. */
+    async attempts(request: FastifyRequest, reply: FastifyReply, key: string): Promise<void> {
+      const status = await limiter(request, key)();
+      if (!status.isAllowed && status.isExceeded) throw refuse(reply, status.ttlInSeconds);
+    },
+  };
+}
