@@ -1,6 +1,7 @@
 // Builds the Fastify app: external plugins, then app plugins, then routes.
 // Routes that need a signed-in user live in one encapsulated scope behind the
 // auth plugin; health, the OpenAPI document and /docs stay outside it.
+import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import qs from 'qs';
@@ -13,6 +14,7 @@ import type { Config } from './config.ts';
 import type { Database } from './db/connection.ts';
 import { inputSchema, listSchema, oneSchema, recordSchema } from './derive/api-schema.ts';
 import { authRoutes } from './http/api/auth.ts';
+import { csvRoutes } from './http/api/csv.ts';
 import { avatarRoutes } from './http/api/avatars.ts';
 import { meRoutes } from './http/api/me.ts';
 import { recordRoutes } from './http/api/records.ts';
@@ -23,6 +25,8 @@ import { registerJsonParser } from './http/json.ts';
 import { problemSchema, registerOpenApi } from './http/openapi.ts';
 import { registerProblemHandlers } from './http/problem.ts';
 import { buildSerializerFactory } from './http/serializer.ts';
+import { assetRoutes } from './http/web/assets.ts';
+import { webApp } from './http/web/plugin.tsx';
 import { recordResources, resources } from './resources/index.ts';
 
 export interface AppOptions {
@@ -68,6 +72,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   registerJsonParser(app);
   registerProblemHandlers(app);
+  // Security headers on every answer. Scripts and styles come only from our own
+  // origin (no inline script, no inline style); nobody may frame the app.
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:', 'blob:'],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'self'"],
+        // The app may be served over plain HTTP on a laptop or a LAN: never rewrite its own URLs to https.
+        upgradeInsecureRequests: null,
+      },
+    },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'same-origin' },
+  });
   await app.register(rateLimit, { global: false, store: databaseStore(database) });
   await registerOpenApi(app, VERSION);
 
@@ -77,6 +101,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   await app.register(healthRoutes(database));
+  await app.register(assetRoutes);
   await app.register(async (signedIn) => {
     // The operations check bodies and queries themselves (one place for the API and
     // the pages, with field-named messages); route schemas document and shape responses.
@@ -87,8 +112,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await signedIn.register(avatarRoutes(accounts), { prefix: '/api/v1' });
     await signedIn.register(schemaRoutes(resources), { prefix: '/api/v1' });
     for (const resource of recordResources) {
+      await signedIn.register(csvRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });
       await signedIn.register(recordRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });
     }
+    await signedIn.register(webApp(accounts));
   });
   return app;
 }

@@ -26,7 +26,9 @@ export function throttles(app: FastifyInstance) {
     async failures<T>(request: FastifyRequest, reply: FastifyReply, key: string, attempt: () => Promise<T>): Promise<T> {
       const limit = limiter(request, key);
       const status = await limit({ increment: false });
-      if (!status.isAllowed && status.isExceeded) throw refuse(reply, status.ttlInSeconds);
+      // A read does not count this attempt, so `isExceeded` (count > max) would let a sixth try through:
+      // refuse as soon as max failures are in.
+      if (!status.isAllowed && status.remaining <= 0) throw refuse(reply, status.ttlInSeconds);
       try {
         return await attempt();
       } catch (error) {

@@ -18,7 +18,7 @@ export const contact = defineResource({
     source_id: { kind: 'integer' },
     detail: { kind: 'string', max: 500 },
     budget: { kind: 'string', max: 255 },
-    created_by: { kind: 'integer', label: 'Created by', defaultActor: true },
+    created_by: { kind: 'integer', label: 'Created by', defaultActor: true, references: 'users' },
     created_at: { kind: 'dateTime', timestamp: 'create' },
     updated_at: { kind: 'dateTime', timestamp: 'update' },
   },

@@ -11,7 +11,7 @@ export const inquiry = extendResource(contact, {
     inquiry_status: { kind: 'boolean' },
     status: { kind: 'boolean' },
     inquiry_type: { kind: 'boolean' },
-    assigned_to: { kind: 'integer', label: 'Assigned to' },
+    assigned_to: { kind: 'integer', label: 'Assigned to', references: 'users' },
     assigned_date: { kind: 'dateTime', defaultNowWhen: 'assigned_to' },
     ticket_id: { kind: 'bigInteger', label: 'Ticket' },
     ticket_date: { kind: 'dateTime' },

@@ -40,6 +40,8 @@ export interface FieldDecl extends Partial<FieldFlags> {
   default?: unknown;
   /** Defaults to the signed-in user's id on create. */
   defaultActor?: boolean;
+  /** The resource whose ids this field holds (shown by name, chosen from a list). */
+  references?: 'users';
 }
 
 export interface Field extends FieldFlags {
@@ -63,6 +65,7 @@ export interface Field extends FieldFlags {
   unique: boolean;
   default?: unknown;
   defaultActor: boolean;
+  references?: 'users';
   /** The seed's rules, as it writes them: `nullable`, `string`, `max:255`. */
   rules: string[];
 }
@@ -146,6 +149,7 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
     unique: decl.unique ?? false,
     default: decl.default,
     defaultActor: decl.defaultActor ?? false,
+    references: decl.references,
     rules,
     searchable: flag(decl.searchable),
     fillable: flag(decl.fillable),

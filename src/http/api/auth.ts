@@ -11,12 +11,12 @@ import { requestPasswordReset, resetPassword } from '../../accounts/reset-passwo
 import { passSecondFactor } from '../../accounts/second-factor.ts';
 import { deleteSession } from '../../accounts/sessions.ts';
 import { checkCredentials, hasTwoFactor } from '../../accounts/sign-in.ts';
-import { findUserById, publicUser, type UserRow } from '../../accounts/store.ts';
+import { publicUser, type UserRow } from '../../accounts/store.ts';
 import { createToken } from '../../accounts/tokens.ts';
 import { sendVerificationMail, verifyEmail } from '../../accounts/verify-email.ts';
 import { AppError, FieldErrorBag } from '../../errors.ts';
 import { clearAuthCookies, startSession } from '../auth.ts';
-import { throttles } from '../throttle.ts';
+import { signInSteps } from '../sign-in.ts';
 
 const tags = ['auth'];
 const open = { public: true };
@@ -37,7 +37,8 @@ function secondFactorAnswer(body: Record<string, unknown>, bag: FieldErrorBag): 
 
 export function authRoutes(a: Accounts) {
   return async function plugin(app: FastifyInstance) {
-    const limit = throttles(app);
+    const signIn = signInSteps(app, a);
+    const { limit } = signIn;
 
     app.post('/register', {
       config: open,
@@ -63,14 +64,8 @@ export function authRoutes(a: Accounts) {
       const password = text(body, 'password', bag);
       const remember = optionalBoolean(body, 'remember', bag);
       bag.throwIfAny();
-      const key = `login:${email.toLowerCase()}:${request.ip}`;
-      const user = await limit.failures(request, reply, key, () => checkCredentials(a, email, password));
-      if (hasTwoFactor(user)) {
-        await startSession(a, request, reply, user, { pending: true, remember });
-        return { two_factor: true };
-      }
-      await startSession(a, request, reply, user, { remember });
-      return { data: publicUser(user) };
+      const { user, twoFactorDue } = await signIn.withPassword(request, reply, email, password, remember);
+      return twoFactorDue ? { two_factor: true } : { data: publicUser(user) };
     });
 
     app.post('/two-factor-challenge', {
@@ -78,19 +73,12 @@ export function authRoutes(a: Accounts) {
       schema: { tags, security: [], summary: 'Complete a sign-in with a TOTP code or a recovery code', body: json({ code: str, recovery_code: str }), response: { 200: userResponse } },
     }, async (request, reply) => {
       const body = bodyWith(request.body, ['code', 'recovery_code']);
-      const pending = request.pendingSession;
-      if (!pending) throw new AppError(401, 'unauthenticated', 'Sign in with your email and password first.');
+      if (!request.pendingSession) throw new AppError(401, 'unauthenticated', 'Sign in with your email and password first.');
       const bag = new FieldErrorBag();
       const answer = secondFactorAnswer(body, bag);
       if (!answer.code && !answer.recoveryCode) bag.add('code', 'is required (or send recovery_code)');
       bag.throwIfAny();
-      const user = (await findUserById(a.database.db, a.database.dialect, pending.userId))!;
-      await limit.failures(request, reply, `two-factor:${user.id}:${request.ip}`, async () => {
-        if (!(await passSecondFactor(a, user, answer))) throw new AppError(422, 'validation_failed', 'The code is not valid.', answer.code ? { code: ['is not valid'] } : { recovery_code: ['is not valid'] });
-      });
-      // The session id rotates again now that both factors are in.
-      await startSession(a, request, reply, user, { remember: pending.rememberMe });
-      return { data: publicUser(user) };
+      return { data: publicUser(await signIn.withSecondFactor(request, reply, answer)) };
     });
 
     app.post('/logout', { config: open, schema: { tags, security: [], summary: 'Sign out: ends this session and forgets remembered devices' } }, async (request, reply) => {

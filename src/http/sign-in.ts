@@ -1,0 +1,39 @@
+// The sign-in steps both front doors share (the JSON API and the pages):
+// throttled password check, then either a full session or a pending one that
+// waits for the second factor, whose success rotates the session again.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Accounts } from '../accounts/context.ts';
+import { passSecondFactor } from '../accounts/second-factor.ts';
+import { checkCredentials, hasTwoFactor } from '../accounts/sign-in.ts';
+import { findUserById, type UserRow } from '../accounts/store.ts';
+import { AppError } from '../errors.ts';
+import { startSession } from './auth.ts';
+import { throttles } from './throttle.ts';
+
+export type SignInResult = { user: UserRow; twoFactorDue: boolean };
+
+export function signInSteps(app: FastifyInstance, a: Accounts) {
+  const limit = throttles(app);
+  return {
+    limit,
+    async withPassword(request: FastifyRequest, reply: FastifyReply, email: string, password: string, remember: boolean): Promise<SignInResult> {
+      const user = await limit.failures(request, reply, `login:${email.toLowerCase()}:${request.ip}`, () => checkCredentials(a, email, password));
+      const twoFactorDue = hasTwoFactor(user);
+      await startSession(a, request, reply, user, { pending: twoFactorDue, remember });
+      return { user, twoFactorDue };
+    },
+    async withSecondFactor(request: FastifyRequest, reply: FastifyReply, answer: { code?: string; recoveryCode?: string }): Promise<UserRow> {
+      const pending = request.pendingSession;
+      if (!pending) throw new AppError(401, 'unauthenticated', 'Sign in with your email and password first.');
+      const user = (await findUserById(a.database.db, a.database.dialect, pending.userId))!;
+      await limit.failures(request, reply, `two-factor:${user.id}:${request.ip}`, async () => {
+        if (!(await passSecondFactor(a, user, answer))) {
+          throw new AppError(422, 'validation_failed', 'The code is not valid.', answer.code ? { code: ['is not valid'] } : { recovery_code: ['is not valid'] });
+        }
+      });
+      // The session id rotates again now that both factors are in.
+      await startSession(a, request, reply, user, { remember: pending.rememberMe });
+      return user;
+    },
+  };
+}

@@ -1,0 +1,63 @@
+// What every page needs: who is looking, a CSRF token for its forms, the flash
+// message of the previous action, and the viewer's language for dates.
+import type {} from '@fastify/csrf-protection';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { publicUser } from '../../accounts/store.ts';
+import type { Flash, PageContext } from './views/layout.tsx';
+
+const FLASH_COOKIE = 'leadbook_flash';
+
+export function setFlash(reply: FastifyReply, flash: Flash): void {
+  reply.setCookie(FLASH_COOKIE, Buffer.from(JSON.stringify(flash)).toString('base64url'), { path: '/', httpOnly: true, sameSite: 'lax', maxAge: 60 });
+}
+
+function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefined {
+  const raw = request.cookies[FLASH_COOKIE];
+  if (!raw) return undefined;
+  reply.clearCookie(FLASH_COOKIE, { path: '/' });
+  try {
+    const value = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Flash;
+    return ['success', 'error', 'info'].includes(value.kind) && typeof value.text === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function localeOf(request: FastifyRequest): string {
+  const wanted = request.headers['accept-language']?.split(',')[0]?.split(';')[0]?.trim();
+  try {
+    return wanted ? Intl.DateTimeFormat.supportedLocalesOf([wanted])[0] ?? 'en' : 'en';
+  } catch {
+    return 'en';
+  }
+}
+
+const contexts = new WeakMap<FastifyRequest, PageContext>();
+
+/** Worked out once per request: one CSRF token, and the flash is taken only once. */
+export function pageContext(request: FastifyRequest, reply: FastifyReply): PageContext {
+  const known = contexts.get(request);
+  if (known) return known;
+  const user = request.user;
+  const shown = user ? publicUser(user) : undefined;
+  const ctx: PageContext = {
+    viewer: user ? { id: user.id, name: user.name, role: user.role, avatarUrl: (shown?.avatar_url as string | null) ?? null } : undefined,
+    csrf: reply.generateCsrf(),
+    flash: takeFlash(request, reply),
+    path: request.url.split('?')[0] ?? '/',
+    locale: localeOf(request),
+  };
+  contexts.set(request, ctx);
+  return ctx;
+}
+
+/** Redirects after a POST (303: the browser follows with GET), with a message for the next page. */
+export function redirectWith(reply: FastifyReply, to: string, flash?: Flash): FastifyReply {
+  if (flash) setFlash(reply, flash);
+  return reply.redirect(to, 303);
+}
+
+/** Only same-site paths are followed after sign-in. */
+export function safeNext(next: unknown): string {
+  return typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
+}

@@ -1,0 +1,62 @@
+// The web app: server-rendered pages behind the same sign-in as the API. Forms
+// carry a CSRF token (@fastify/csrf-protection, its secret in a cookie); a
+// stranger is sent to the sign-in page; errors are pages, not JSON.
+import csrf from '@fastify/csrf-protection';
+import formbody from '@fastify/formbody';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import qs from 'qs';
+import type { Accounts } from '../../accounts/context.ts';
+import { countUsers } from '../../accounts/store.ts';
+import { recordResources } from '../../resources/index.ts';
+import { toAppError } from '../problem.ts';
+import { authPages } from './auth-pages.tsx';
+import { pageContext } from './context.ts';
+import { csvPages } from './csv-pages.tsx';
+import { dashboardPage } from './dashboard.tsx';
+import { profilePages } from './profile-pages.tsx';
+import { recordPages } from './record-pages.tsx';
+import { sendPage } from './render.tsx';
+import { MessagePage } from './views/pages.tsx';
+
+const CSRF_ERRORS = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN']);
+
+export function webApp(a: Accounts) {
+  return async function plugin(app: FastifyInstance) {
+    // Forms nest like the API's query strings: filter[status]=true.
+    await app.register(formbody, { parser: (body) => qs.parse(body, { depth: 2, parameterLimit: 200, arrayLimit: 0, allowPrototypes: false }) });
+    await app.register(csrf, {
+      sessionPlugin: '@fastify/cookie',
+      cookieKey: 'leadbook_csrf',
+      cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true, secure: 'auto' },
+      getToken: (request) => {
+        const body = request.body as Record<string, unknown> | undefined;
+        const fromBody = typeof body?._csrf === 'string' ? body._csrf : undefined;
+        const fromQuery = (request.query as Record<string, unknown>)._csrf;
+        return fromBody ?? (request.headers['x-csrf-token'] as string | undefined) ?? (typeof fromQuery === 'string' ? fromQuery : undefined);
+      },
+    });
+
+    app.setErrorHandler(async (error: FastifyError, request, reply) => {
+      if (CSRF_ERRORS.has(error.code)) {
+        return sendPage(reply, <MessagePage ctx={pageContext(request, reply)} title="This form has expired" status={403}><p>For your safety the form could not be sent. Go back, reload the page, and try again.</p></MessagePage>, 403);
+      }
+      const e = toAppError(error);
+      if (e.status === 401) {
+        const first = (await countUsers(a.database.db)) === 0;
+        return reply.redirect(first ? '/setup' : `/login?next=${encodeURIComponent(request.url)}`, 303);
+      }
+      if (e.status >= 500) request.log.error({ err: error }, 'page failed');
+      const titles: Record<number, string> = { 403: 'Not allowed', 404: 'Not found', 429: 'Slow down', 503: 'Temporarily unavailable' };
+      return sendPage(reply, <MessagePage ctx={pageContext(request, reply)} title={titles[e.status] ?? 'Something went wrong'} status={e.status}><p>{e.detail}</p></MessagePage>, e.status);
+    });
+
+    await app.register(authPages(a));
+    await app.register(dashboardPage(a.database));
+    await app.register(profilePages(a));
+    for (const resource of recordResources) {
+      // CSV pages first: /contacts/import must not be taken for a record id.
+      await app.register(csvPages(a.database, resource));
+      await app.register(recordPages(a.database, resource));
+    }
+  };
+}

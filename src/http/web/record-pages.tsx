@@ -1,0 +1,156 @@
+// Page routes for every records resource: index, detail, new/edit forms,
+// delete, and the inquiry state toggles. They call the same operations as the
+// JSON API; no SQL here.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { teamMembers } from '../../accounts/directory.ts';
+import type { Database } from '../../db/connection.ts';
+import { formInput } from '../../derive/form-values.ts';
+import { AppError, type FieldErrors } from '../../errors.ts';
+import { createRecord, deleteRecord, getRecord, listRecords, type ListResult, updateRecord } from '../../records/operations.ts';
+import type { Resource } from '../../schema/resource.ts';
+import { contact as contactResource } from '../../resources/contact.ts';
+import { contextOf } from '../api/records.ts';
+import { pageContext, redirectWith } from './context.ts';
+import { sendFragment, sendPage } from './render.tsx';
+import { ConflictPage, DeletePage, DetailPage, IndexPage, type Query, RecordForm, recordTitle, Results, StateToggle } from './views/records.tsx';
+
+type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+type Form = Record<string, unknown>;
+
+const nextDay = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+
+/** The page's query as list parameters: empty filters dropped, date ranges inclusive of the "to" day. */
+export function listQueryOf(query: Query): Query {
+  const out: Query = {};
+  for (const key of ['search', 'sort', 'page', 'per_page'] as const) if (query[key] !== undefined && query[key] !== '') out[key] = query[key];
+  const filter: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries((query.filter ?? {}) as Record<string, unknown>)) if (value !== '' && value !== undefined) filter[name] = value;
+  for (const [name, value] of Object.entries((query.from ?? {}) as Record<string, unknown>)) if (typeof value === 'string' && value) filter[name] = { ...(filter[name] as object), gte: value };
+  for (const [name, value] of Object.entries((query.to ?? {}) as Record<string, unknown>)) {
+    if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) filter[name] = { ...(filter[name] as object), lt: nextDay(value) };
+    else if (typeof value === 'string' && value) filter[name] = { ...(filter[name] as object), lt: value };
+  }
+  if (Object.keys(filter).length) out.filter = filter;
+  return out;
+}
+
+/** A date input shows only the day: sending back the day of the stored instant is not a change. */
+function withoutUnchangedDays(resource: Resource, input: Form, before: Form): Form {
+  const out = { ...input };
+  for (const [name, value] of Object.entries(input)) {
+    const field = resource.field(name);
+    if (field?.kind.name === 'dateTime' && typeof value === 'string' && typeof before[name] === 'string' && (before[name] as string).slice(0, 10) === value) delete out[name];
+  }
+  return out;
+}
+
+const fieldErrors = (error: unknown): FieldErrors | null => (error instanceof AppError && error.status === 422 ? error.errors ?? { '': [error.detail] } : null);
+
+export function recordPages(database: Database, resource: Resource) {
+  return async function plugin(app: FastifyInstance) {
+    const csrf = { preHandler: app.csrfProtection };
+    const members = () => teamMembers(database);
+    const ctxOf = (request: FastifyRequest) => contextOf(database, request);
+    const base = `/${resource.name}`;
+
+    app.get(base, async (request, reply) => {
+      const query = request.query as Query;
+      let result: ListResult = { data: [], meta: { page: 1, per_page: 25, total: 0, last_page: 1 } };
+      let problem: FieldErrors | undefined;
+      try {
+        result = await listRecords(ctxOf(request), resource, listQueryOf(query));
+      } catch (error) {
+        problem = fieldErrors(error) ?? undefined;
+        if (!problem) throw error;
+      }
+      const props = { ctx: pageContext(request, reply), resource, result, query, members: await members(), problem };
+      // htmx asks for the results only (live search); a browser gets the whole page.
+      if (request.headers['hx-request'] && request.headers['hx-target'] === 'results') return sendFragment(reply, <Results {...props} />);
+      return sendPage(reply, <IndexPage {...props} />);
+    });
+
+    const formPage = async (request: FastifyRequest, reply: FastifyReply, values: Form, options: { record?: Form; errors?: FieldErrors; etag?: string; note?: string } = {}) =>
+      sendPage(reply, <RecordForm ctx={pageContext(request, reply)} resource={resource} values={values} members={await members()} {...options} />, options.errors ? 422 : 200);
+
+    app.get(`${base}/new`, async (request, reply) => {
+      const from = (request.query as Query).from_contact;
+      if (resource.name === 'inquiries' && typeof from === 'string') {
+        const { record } = await getRecord(ctxOf(request), contactResource, from);
+        const copied = Object.fromEntries(contactResource.writable.filter((f) => resource.field(f.name)?.fillable).map((f) => [f.name, record[f.name]]));
+        return formPage(request, reply, copied, { note: `Copied from the contact “${recordTitle(contactResource, record)}”.` });
+      }
+      return formPage(request, reply, {});
+    });
+
+    app.post(base, csrf, async (request, reply) => {
+      const form = (request.body ?? {}) as Form;
+      try {
+        const { record } = await createRecord(ctxOf(request), resource, formInput(resource, form));
+        return redirectWith(reply, `${base}/${String(record.id)}`, { kind: 'success', text: `${recordTitle(resource, record)} was created.` });
+      } catch (error) {
+        const errors = fieldErrors(error);
+        if (!errors) throw error;
+        return formPage(request, reply, form, { errors });
+      }
+    });
+
+    app.get(`${base}/:id`, async (request: IdRequest, reply) => {
+      const { record } = await getRecord(ctxOf(request), resource, request.params.id);
+      return sendPage(reply, <DetailPage ctx={pageContext(request, reply)} resource={resource} record={record} members={await members()} />);
+    });
+
+    app.get(`${base}/:id/edit`, async (request: IdRequest, reply) => {
+      const { record, etag } = await getRecord(ctxOf(request), resource, request.params.id);
+      return formPage(request, reply, record, { record, etag });
+    });
+
+    app.post(`${base}/:id`, csrf, async (request: IdRequest, reply) => {
+      const form = (request.body ?? {}) as Form;
+      const etag = typeof form._etag === 'string' ? form._etag : undefined;
+      const current = await getRecord(ctxOf(request), resource, request.params.id);
+      const input = withoutUnchangedDays(resource, formInput(resource, form), current.record);
+      try {
+        const { record } = await updateRecord(ctxOf(request), resource, request.params.id, input, etag);
+        return redirectWith(reply, `${base}/${String(record.id)}`, { kind: 'success', text: 'Your changes were saved.' });
+      } catch (error) {
+        if (error instanceof AppError && error.status === 412) {
+          const theirs = await getRecord(ctxOf(request), resource, request.params.id);
+          const mine = Object.fromEntries(Object.entries(form).filter(([k]) => resource.field(k)?.fillable));
+          return sendPage(reply, <ConflictPage ctx={pageContext(request, reply)} resource={resource} theirs={theirs.record} mine={mine} etag={theirs.etag} members={await members()} />, 409);
+        }
+        const errors = fieldErrors(error);
+        if (!errors) throw error;
+        return formPage(request, reply, form, { record: current.record, errors, etag });
+      }
+    });
+
+    app.get(`${base}/:id/delete`, async (request: IdRequest, reply) => {
+      const { record } = await getRecord(ctxOf(request), resource, request.params.id);
+      return sendPage(reply, <DeletePage ctx={pageContext(request, reply)} resource={resource} record={record} />);
+    });
+
+    app.post(`${base}/:id/delete`, csrf, async (request: IdRequest, reply) => {
+      const { record } = await getRecord(ctxOf(request), resource, request.params.id);
+      try {
+        await deleteRecord(ctxOf(request), resource, request.params.id);
+      } catch (error) {
+        if (error instanceof AppError && error.status === 409) return redirectWith(reply, `${base}/${request.params.id}`, { kind: 'error', text: error.detail });
+        throw error;
+      }
+      return redirectWith(reply, base, { kind: 'success', text: `${recordTitle(resource, record)} was deleted.` });
+    });
+
+    // Not set → Yes → No → Not set, for the tri-state fields of the list.
+    app.post(`${base}/:id/cycle/:field`, csrf, async (request: FastifyRequest<{ Params: { id: string; field: string } }>, reply) => {
+      const field = resource.field(request.params.field);
+      if (!field || field.kind.name !== 'boolean' || !field.fillable) throw new AppError(404, 'not_found', 'There is no such state to change.');
+      const { record: before } = await getRecord(ctxOf(request), resource, request.params.id);
+      const value = before[field.name];
+      const next = value === null ? true : value === true ? false : null;
+      const { record } = await updateRecord(ctxOf(request), resource, request.params.id, { [field.name]: next });
+      if (request.headers['hx-request']) return sendFragment(reply, <StateToggle resource={resource} record={record} field={field} csrf={pageContext(request, reply).csrf} />);
+      const back = request.headers.referer && new URL(request.headers.referer).pathname.startsWith(base) ? new URL(request.headers.referer).pathname + new URL(request.headers.referer).search : base;
+      return redirectWith(reply, back, { kind: 'success', text: `${field.label} of ${recordTitle(resource, record)} is now ${next === null ? 'not set' : next ? 'yes' : 'no'}.` });
+    });
+  };
+}

@@ -1,0 +1,100 @@
+// Inputs derived from a field declaration: its input kind picks the control,
+// a nullable boolean gets three choices so "not set" stays possible, and a
+// reference to users becomes a list of team members.
+import type { Member } from '../../../accounts/directory.ts';
+import type { FieldErrors } from '../../../errors.ts';
+import type { Field } from '../../../schema/resource.ts';
+
+export function CsrfInput({ token }: { token: string }) {
+  return <input type="hidden" name="_csrf" value={token} />;
+}
+
+export function FieldError({ id, messages }: { id: string; messages?: string[] }) {
+  if (!messages?.length) return null;
+  return <p class="field-error" id={id}>{messages.join('; ')}</p>;
+}
+
+/** The value as the form shows it: the typed text after a failed save, else the stored value. */
+export function shownValue(field: Field, value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (field.kind.name === 'dateTime' && typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value)) return value.slice(0, 10);
+  return String(value);
+}
+
+const INPUT_TYPES: Record<string, string> = { text: 'text', email: 'email', number: 'number', date: 'date', password: 'password' };
+
+export function FieldInput(props: { field: Field; value: unknown; errors?: string[]; members: Member[]; autoFocus?: boolean; optionalPassword?: boolean }) {
+  const { field, value, errors, members } = props;
+  const id = `field-${field.name}`;
+  const errorId = `${id}-error`;
+  const invalid = errors?.length ? 'true' : undefined;
+  const described = errors?.length ? errorId : undefined;
+  const text = shownValue(field, value);
+
+  if (field.kind.name === 'boolean') {
+    const choice = value === true || value === 'true' ? 'true' : value === false || value === 'false' ? 'false' : '';
+    return (
+      <fieldset class="field" aria-invalid={invalid} aria-describedby={described}>
+        <legend>{field.label}</legend>
+        <div class="tri">
+          {([['true', 'Yes'], ['false', 'No'], ['', 'Not set']] as const).map(([v, label]) => (
+            <label><input type="radio" name={field.name} value={v} checked={choice === v} /> {label}</label>
+          ))}
+        </div>
+        <FieldError id={errorId} messages={errors} />
+      </fieldset>
+    );
+  }
+
+  let control;
+  if (field.references === 'users') {
+    control = (
+      <select id={id} name={field.name} aria-invalid={invalid} aria-describedby={described}>
+        <option value="">— nobody —</option>
+        {members.map((m) => <option value={String(m.id)} selected={text === String(m.id)}>{m.name}</option>)}
+      </select>
+    );
+  } else if (field.choices) {
+    control = (
+      <select id={id} name={field.name} aria-invalid={invalid} aria-describedby={described}>
+        {field.choices.map((c) => <option value={c} selected={text === c || (!text && c === field.default)}>{c}</option>)}
+      </select>
+    );
+  } else if (field.input === 'textarea' || (field.max ?? 0) > 255) {
+    control = <textarea id={id} name={field.name} aria-invalid={invalid} aria-describedby={described}>{text}</textarea>;
+  } else {
+    const type = INPUT_TYPES[field.input] ?? 'text';
+    control = (
+      <input
+        id={id}
+        name={field.name}
+        type={type}
+        value={type === 'password' ? '' : text}
+        required={field.required && !props.optionalPassword}
+        autocomplete={type === 'password' ? 'new-password' : type === 'email' ? 'email' : undefined}
+        inputMode={field.kind.name === 'bigInteger' ? 'numeric' : undefined}
+        step={type === 'number' ? '1' : undefined}
+        autoFocus={props.autoFocus}
+        aria-invalid={invalid}
+        aria-describedby={described}
+      />
+    );
+  }
+  return (
+    <div class="field">
+      <label for={id}>{field.label}{field.required && !props.optionalPassword ? ' (required)' : ''}</label>
+      {control}
+      {props.optionalPassword ? <p class="field-hint">Leave empty to keep the current password.</p> : null}
+      <FieldError id={errorId} messages={errors} />
+    </div>
+  );
+}
+
+export function ErrorSummary({ errors }: { errors?: FieldErrors }) {
+  if (!errors || Object.keys(errors).length === 0) return null;
+  return (
+    <div class="flash flash-error" role="alert">
+      <p><strong>Please correct the {Object.keys(errors).length === 1 ? 'field' : 'fields'} below.</strong></p>
+    </div>
+  );
+}

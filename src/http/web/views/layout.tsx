@@ -1,0 +1,78 @@
+import type { ComponentChildren } from 'preact';
+
+export interface Viewer {
+  id: bigint;
+  name: string;
+  role: 'admin' | 'agent';
+  avatarUrl: string | null;
+}
+
+export interface Flash {
+  kind: 'success' | 'error' | 'info';
+  text: string;
+}
+
+export interface PageContext {
+  viewer?: Viewer;
+  csrf: string;
+  flash?: Flash;
+  /** The path, for marking the current navigation entry. */
+  path: string;
+  locale: string;
+}
+
+function Nav({ ctx }: { ctx: PageContext }) {
+  const viewer = ctx.viewer;
+  if (!viewer) return null;
+  const links: [string, string][] = [['/', 'Dashboard'], ['/contacts', 'Contacts'], ['/inquiries', 'Inquiries']];
+  if (viewer.role === 'admin') links.push(['/users', 'Users']);
+  const current = (href: string) => (href === '/' ? ctx.path === '/' : ctx.path.startsWith(href));
+  return (
+    <nav aria-label="Main">
+      <ul class="nav">
+        {links.map(([href, label]) => (
+          <li><a href={href} aria-current={current(href) ? 'page' : undefined}>{label}</a></li>
+        ))}
+      </ul>
+      <div class="nav-user">
+        <a href="/profile" aria-current={ctx.path.startsWith('/profile') ? 'page' : undefined} class="profile-link">
+          {viewer.avatarUrl ? <img src={viewer.avatarUrl} alt="" width={28} height={28} class="avatar-small" /> : null}
+          <span>{viewer.name}</span>
+        </a>
+        <form method="post" action="/logout" class="inline">
+          <input type="hidden" name="_csrf" value={ctx.csrf} />
+          <button type="submit" class="link-button">Sign out</button>
+        </form>
+      </div>
+    </nav>
+  );
+}
+
+export function Layout({ ctx, title, children }: { ctx: PageContext; title: string; children: ComponentChildren }) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowScriptTags":false,"selfRequestsOnly":true}' />
+        <title>{`${title} · Leadbook`}</title>
+        <link rel="stylesheet" href="/assets/app.css" />
+        <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml" />
+        <script src="/assets/htmx.min.js" defer></script>
+        <script src="/assets/app.js" defer></script>
+      </head>
+      <body hx-headers={JSON.stringify({ 'x-csrf-token': ctx.csrf })}>
+        <a href="#main" class="skip-link">Skip to content</a>
+        <header class="site-header">
+          <a href="/" class="brand">Leadbook</a>
+          <Nav ctx={ctx} />
+        </header>
+        <main id="main" tabIndex={-1}>
+          {ctx.flash ? <p class={`flash flash-${ctx.flash.kind}`} role={ctx.flash.kind === 'error' ? 'alert' : 'status'}>{ctx.flash.text}</p> : null}
+          {children}
+        </main>
+        <footer class="site-footer"><p>Leadbook · <a href="/docs">API reference</a></p></footer>
+      </body>
+    </html>
+  );
+}

@@ -1,0 +1,372 @@
+// Index, detail, form, conflict and delete views of any declared resource:
+// columns are the fields *in index*, the detail shows the fields *in view*,
+// the form the fields *in form*, each with its declared label and input.
+import type { Member } from '../../../accounts/directory.ts';
+import type { FieldErrors } from '../../../errors.ts';
+import type { ListResult } from '../../../records/operations.ts';
+import type { Row } from '../../../records/repository.ts';
+import type { Field, Resource } from '../../../schema/resource.ts';
+import { CsrfInput, ErrorSummary, FieldInput } from './form.tsx';
+import { Layout, type PageContext } from './layout.tsx';
+
+export type Query = Record<string, unknown>;
+
+const PER_PAGE_CHOICES = [10, 25, 50, 100];
+const title = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** `query` with `changes` applied, as a query string (empty values dropped). */
+export function hrefWith(path: string, query: Query, changes: Query = {}): string {
+  const params = new URLSearchParams();
+  const add = (key: string, value: unknown) => {
+    if (value === undefined || value === null || value === '') return;
+    if (typeof value === 'object') for (const [k, v] of Object.entries(value)) add(`${key}[${k}]`, v);
+    else params.append(key, String(value));
+  };
+  for (const [k, v] of Object.entries({ ...query, ...changes })) add(k, v);
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+export function recordTitle(resource: Resource, record: Row): string {
+  const name = record.name;
+  return typeof name === 'string' && name.trim() ? name : `${title(resource.singular)} #${String(record.id)}`;
+}
+
+export const indexFields = (resource: Resource) => resource.visible.filter((f) => f.inIndex);
+export const viewFields = (resource: Resource) => resource.visible.filter((f) => f.inView);
+export const formFields = (resource: Resource) => resource.writable.filter((f) => f.inForm);
+
+export function Value({ field, value, members, locale }: { field: Field; value: unknown; members: Member[]; locale: string }) {
+  if (value === null || value === undefined || value === '') return <span class="muted">—</span>;
+  if (field.references === 'users') return <>{members.find((m) => m.id === Number(value))?.name ?? `#${String(value)}`}</>;
+  if (field.kind.name === 'boolean') return <>{value ? 'Yes' : 'No'}</>;
+  if (field.kind.name === 'dateTime') {
+    const date = new Date(String(value));
+    const dateOnly = String(value).endsWith('T00:00:00.000Z');
+    const text = dateOnly
+      ? date.toLocaleDateString(locale, { timeZone: 'UTC' })
+      : `${date.toLocaleString(locale, { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' })} UTC`;
+    return <time datetime={String(value)} data-date-only={dateOnly ? 'true' : undefined}>{text}</time>;
+  }
+  return <>{String(value)}</>;
+}
+
+/** A tri-state cell that cycles Not set → Yes → No → Not set when pressed. */
+export function StateToggle({ resource, record, field, csrf }: { resource: Resource; record: Row; field: Field; csrf: string }) {
+  const value = record[field.name];
+  const [label, cls] = value === true ? ['Yes', 'badge-yes'] : value === false ? ['No', 'badge-no'] : ['Not set', 'badge-unset'];
+  const action = `/${resource.name}/${String(record.id)}/cycle/${field.name}`;
+  return (
+    <form method="post" action={action} class="inline" hx-post={action} hx-target="this" hx-swap="outerHTML">
+      <CsrfInput token={csrf} />
+      <button type="submit" class={`badge ${cls}`} aria-label={`${field.label}: ${label}. Change it`}>{label}</button>
+    </form>
+  );
+}
+
+interface IndexProps {
+  ctx: PageContext;
+  resource: Resource;
+  result: ListResult;
+  query: Query;
+  members: Member[];
+  /** The list parameters did not parse: shown instead of the table. */
+  problem?: FieldErrors;
+  /** The element id htmx swaps (unique on the page). */
+  id?: string;
+}
+
+function Filters({ resource, query, members }: { resource: Resource; query: Query; members: Member[] }) {
+  const filter = (query.filter ?? {}) as Record<string, unknown>;
+  const from = (query.from ?? {}) as Record<string, unknown>;
+  const to = (query.to ?? {}) as Record<string, unknown>;
+  const path = `/${resource.name}`;
+  const fields = indexFields(resource);
+  return (
+    <form method="get" action={path} role="search" class="card"
+      hx-get={path} hx-trigger="input changed delay:300ms from:#field-search, change, submit" hx-target="#results" hx-select="#results" hx-swap="outerHTML" hx-push-url="true">
+      <div class="filters">
+        <div class="field">
+          <label for="field-search">Search {resource.name}</label>
+          <input id="field-search" type="search" name="search" value={String(query.search ?? '')} placeholder="Name, email, city…" autocomplete="off" />
+        </div>
+        {fields.filter((f) => f.kind.name === 'boolean').map((f) => (
+          <div class="field">
+            <label for={`filter-${f.name}`}>{f.label}</label>
+            <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
+              {[['', 'Any'], ['true', 'Yes'], ['false', 'No'], ['null', 'Not set']].map(([v, l]) => <option value={v} selected={String(filter[f.name] ?? '') === v}>{l}</option>)}
+            </select>
+          </div>
+        ))}
+        {fields.filter((f) => f.references === 'users').map((f) => (
+          <div class="field">
+            <label for={`filter-${f.name}`}>{f.label}</label>
+            <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
+              <option value="">Anyone</option>
+              <option value="null" selected={filter[f.name] === 'null'}>Nobody</option>
+              {members.map((m) => <option value={String(m.id)} selected={String(filter[f.name] ?? '') === String(m.id)}>{m.name}</option>)}
+            </select>
+          </div>
+        ))}
+        {fields.filter((f) => f.kind.name === 'dateTime').map((f) => (
+          <>
+            <div class="field">
+              <label for={`from-${f.name}`}>{f.label} from</label>
+              <input id={`from-${f.name}`} type="date" name={`from[${f.name}]`} value={String(from[f.name] ?? '')} />
+            </div>
+            <div class="field">
+              <label for={`to-${f.name}`}>{f.label} to</label>
+              <input id={`to-${f.name}`} type="date" name={`to[${f.name}]`} value={String(to[f.name] ?? '')} />
+            </div>
+          </>
+        ))}
+        <div class="field">
+          <label for="field-per-page">Per page</label>
+          <select id="field-per-page" name="per_page">
+            {PER_PAGE_CHOICES.map((n) => <option value={String(n)} selected={String(query.per_page ?? 25) === String(n)}>{n}</option>)}
+          </select>
+        </div>
+        {query.sort ? <input type="hidden" name="sort" value={String(query.sort)} /> : null}
+        <div class="actions">
+          <button type="submit">Apply</button>
+          <a href={path} class="button button-secondary">Clear</a>
+        </div>
+      </div>
+    </form>
+  );
+}
+
+function SortHeader({ resource, field, query }: { resource: Resource; field: Field; query: Query }) {
+  const current = String(query.sort ?? '');
+  const ascending = current === field.name;
+  const descending = current === `-${field.name}`;
+  const next = ascending ? `-${field.name}` : field.name;
+  const state = ascending ? 'ascending' : descending ? 'descending' : undefined;
+  return (
+    <th scope="col" aria-sort={state}>
+      <a href={hrefWith(`/${resource.name}`, query, { sort: next, page: undefined })}>
+        {field.label}{ascending ? ' ▲' : descending ? ' ▼' : ''}
+        <span class="visually-hidden">{ascending ? ', sorted ascending; sort descending' : ', sort ascending'}</span>
+      </a>
+    </th>
+  );
+}
+
+function Pager({ resource, result, query }: { resource: Resource; result: ListResult; query: Query }) {
+  const { page = 1, per_page, total = 0, last_page = 1 } = result.meta;
+  const first = total === 0 ? 0 : (page - 1) * per_page + 1;
+  const last = Math.min(total, page * per_page);
+  const pages = [...new Set([1, page - 2, page - 1, page, page + 1, page + 2, last_page])].filter((p) => p >= 1 && p <= last_page).sort((a, b) => a - b);
+  const link = (p: number) => hrefWith(`/${resource.name}`, query, { page: p === 1 ? undefined : p });
+  return (
+    <div class="pager">
+      <p aria-live="polite">{total === 0 ? 'No results' : `Showing ${first}–${last} of ${total}`}</p>
+      {last_page > 1 ? (
+        <nav aria-label="Pages">
+          <ul>
+            {page > 1 ? <li><a href={link(page - 1)} rel="prev">Previous</a></li> : null}
+            {pages.map((p) => <li>{p === page ? <span class="current" aria-current="page">{p}</span> : <a href={link(p)}>{p}</a>}</li>)}
+            {page < last_page ? <li><a href={link(page + 1)} rel="next">Next</a></li> : null}
+          </ul>
+        </nav>
+      ) : null}
+    </div>
+  );
+}
+
+export function Results({ ctx, resource, result, query, members, problem, id = 'results' }: IndexProps) {
+  const fields = indexFields(resource);
+  const togglable = resource.name === 'inquiries';
+  if (problem) {
+    return (
+      <div id={id}>
+        <div class="flash flash-error" role="alert">
+          <p>These filters cannot be used:</p>
+          <ul>{Object.entries(problem).map(([k, v]) => <li>{k}: {v.join('; ')}</li>)}</ul>
+          <p><a href={`/${resource.name}`}>Clear the filters</a></p>
+        </div>
+      </div>
+    );
+  }
+  return (
+    <div id={id}>
+      {result.data.length === 0 ? (
+        <div class="card empty">
+          <p>No {resource.name} match{query.search ? <> “{String(query.search)}”</> : null}.</p>
+          <p><a href={`/${resource.name}`}>Clear the search and filters</a></p>
+        </div>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">{title(resource.name)}</caption>
+            <thead><tr>{fields.map((f) => <SortHeader resource={resource} field={f} query={query} />)}</tr></thead>
+            <tbody>
+              {result.data.map((record) => (
+                <tr>
+                  {fields.map((f, i) => (
+                    <td class={f.kind.textual ? 'cell-text' : undefined}>
+                      {i === 0
+                        ? <a href={`/${resource.name}/${String(record.id)}`}>{record[f.name] === null || record[f.name] === '' ? recordTitle(resource, record) : String(record[f.name])}</a>
+                        : togglable && f.kind.name === 'boolean'
+                          ? <StateToggle resource={resource} record={record} field={f} csrf={ctx.csrf} />
+                          : <Value field={f} value={record[f.name]} members={members} locale={ctx.locale} />}
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <Pager resource={resource} result={result} query={query} />
+    </div>
+  );
+}
+
+export function IndexPage(props: IndexProps) {
+  const { ctx, resource, query } = props;
+  const exportQuery = { search: query.search, filter: query.filter, from: query.from, to: query.to, sort: query.sort };
+  return (
+    <Layout ctx={ctx} title={title(resource.name)}>
+      <div class="toolbar">
+        <h1>{title(resource.name)}</h1>
+        <div class="actions">
+          <a class="button" href={`/${resource.name}/new`}>New {resource.singular}</a>
+          <a class="button button-secondary" href={hrefWith(`/${resource.name}/export.csv`, exportQuery)}>Export CSV</a>
+          <a class="button button-secondary" href={`/${resource.name}/import`}>Import CSV</a>
+        </div>
+      </div>
+      <Filters resource={resource} query={query} members={props.members} />
+      <Results {...props} />
+    </Layout>
+  );
+}
+
+export function DetailPage({ ctx, resource, record, members, extra }: { ctx: PageContext; resource: Resource; record: Row; members: Member[]; extra?: preact.ComponentChildren }) {
+  const id = String(record.id);
+  return (
+    <Layout ctx={ctx} title={recordTitle(resource, record)}>
+      <p><a href={`/${resource.name}`}>← All {resource.name}</a></p>
+      <div class="toolbar">
+        <h1>{recordTitle(resource, record)}</h1>
+        <div class="actions">
+          <a class="button" href={`/${resource.name}/${id}/edit`}>Edit</a>
+          {resource.name === 'contacts' ? <a class="button button-secondary" href={`/inquiries/new?from_contact=${id}`}>Create inquiry</a> : null}
+          <a class="button button-danger" href={`/${resource.name}/${id}/delete`}>Delete</a>
+        </div>
+      </div>
+      <section class="card" aria-label="Details">
+        <dl class="record">
+          {viewFields(resource).map((f) => (
+            <>
+              <dt>{f.label}</dt>
+              <dd><Value field={f} value={record[f.name]} members={members} locale={ctx.locale} /></dd>
+            </>
+          ))}
+          {(['created_at', 'updated_at'] as const).filter((n) => resource.field(n)).map((n) => (
+            <>
+              <dt>{n === 'created_at' ? 'Created' : 'Last changed'}</dt>
+              <dd><Value field={resource.field(n)!} value={record[n]} members={members} locale={ctx.locale} /></dd>
+            </>
+          ))}
+        </dl>
+      </section>
+      {extra}
+    </Layout>
+  );
+}
+
+export interface FormProps {
+  ctx: PageContext;
+  resource: Resource;
+  /** Absent for a new record. */
+  record?: Row;
+  values: Record<string, unknown>;
+  errors?: FieldErrors;
+  etag?: string;
+  members: Member[];
+  /** Where a new record came from (an inquiry made from a contact). */
+  note?: string;
+}
+
+export function RecordForm({ ctx, resource, record, values, errors, etag, members, note }: FormProps) {
+  const editing = record !== undefined;
+  const action = editing ? `/${resource.name}/${String(record.id)}` : `/${resource.name}`;
+  const heading = editing ? `Edit ${recordTitle(resource, record)}` : `New ${resource.singular}`;
+  return (
+    <Layout ctx={ctx} title={heading}>
+      <p><a href={editing ? action : `/${resource.name}`}>← {editing ? 'Back' : `All ${resource.name}`}</a></p>
+      <h1>{heading}</h1>
+      {note ? <p class="flash flash-info">{note}</p> : null}
+      <ErrorSummary errors={errors} />
+      <form method="post" action={action} class="card" novalidate>
+        <CsrfInput token={ctx.csrf} />
+        {etag ? <input type="hidden" name="_etag" value={etag} /> : null}
+        <div class="form-grid">
+          {formFields(resource).map((f, i) => (
+            <FieldInput field={f} value={values[f.name]} errors={errors?.[f.name]} members={members} autoFocus={i === 0 && !errors} optionalPassword={editing && f.kind.name === 'password'} />
+          ))}
+        </div>
+        <div class="actions">
+          <button type="submit">{editing ? 'Save changes' : `Create ${resource.singular}`}</button>
+          <a href={editing ? action : `/${resource.name}`}>Cancel</a>
+        </div>
+      </form>
+    </Layout>
+  );
+}
+
+/** Someone saved first: both versions side by side, and the choice is the user's. */
+export function ConflictPage({ ctx, resource, theirs, mine, etag, members }: { ctx: PageContext; resource: Resource; theirs: Row; mine: Record<string, unknown>; etag: string; members: Member[] }) {
+  const id = String(theirs.id);
+  const changed = formFields(resource).filter((f) => f.name in mine && String(mine[f.name] ?? '') !== String(theirs[f.name] ?? ''));
+  return (
+    <Layout ctx={ctx} title="Someone else saved first">
+      <h1>Someone else saved this {resource.singular} first</h1>
+      <p class="flash flash-error" role="alert">
+        While you were editing, another change to “{recordTitle(resource, theirs)}” was saved. Nothing of yours was written. Compare the two versions and choose.
+      </p>
+      <div class="table-wrap">
+        <table>
+          <thead><tr><th scope="col">Field</th><th scope="col">Saved by the other person</th><th scope="col">Your version</th></tr></thead>
+          <tbody>
+            {(changed.length ? changed : formFields(resource)).map((f) => (
+              <tr>
+                <th scope="row">{f.label}</th>
+                <td><Value field={f} value={theirs[f.name]} members={members} locale={ctx.locale} /></td>
+                <td>{mine[f.name] === null || mine[f.name] === undefined || mine[f.name] === '' ? <span class="muted">—</span> : String(mine[f.name])}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div class="actions spaced">
+        <form method="post" action={`/${resource.name}/${id}`}>
+          <CsrfInput token={ctx.csrf} />
+          <input type="hidden" name="_etag" value={etag} />
+          {Object.entries(mine).map(([k, v]) => <input type="hidden" name={k} value={v === null || v === undefined ? '' : String(v)} />)}
+          <button type="submit">Save my version over theirs</button>
+        </form>
+        <a class="button button-secondary" href={`/${resource.name}/${id}`}>Keep theirs</a>
+        <a href={`/${resource.name}/${id}/edit`}>Start again from theirs</a>
+      </div>
+    </Layout>
+  );
+}
+
+export function DeletePage({ ctx, resource, record }: { ctx: PageContext; resource: Resource; record: Row }) {
+  const id = String(record.id);
+  return (
+    <Layout ctx={ctx} title={`Delete ${recordTitle(resource, record)}`}>
+      <section class="card narrow">
+        <h1>Delete {recordTitle(resource, record)}?</h1>
+        <p>This {resource.singular} will be removed for everyone. This cannot be undone.</p>
+        <form method="post" action={`/${resource.name}/${id}/delete`} class="actions">
+          <CsrfInput token={ctx.csrf} />
+          <button type="submit" class="button-danger">Delete</button>
+          <a href={`/${resource.name}/${id}`}>Cancel</a>
+        </form>
+      </section>
+    </Layout>
+  );
+}
