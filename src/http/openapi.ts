@@ -21,6 +21,8 @@ export const problemSchema = {
 
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
   await app.register(swagger, {
+    // Web pages carry no tags: only the JSON API is documented.
+    hideUntagged: true,
     openapi: {
       openapi: '3.1.0',
       info: {
