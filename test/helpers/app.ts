@@ -92,7 +92,7 @@ export async function startApp(dialect: Dialect, options: { env?: Record<string,
     const token = options.token === undefined ? admin.token : options.token;
     if (token && !headers.authorization) headers.authorization = `Bearer ${token}`;
     if (cookies?.size) headers.cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
+    const res = await fetch(url + path, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
     const text = await res.text();
     responses.push(`${res.status}\n${[...res.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${text}`);
     if (cookies) {
