@@ -7,20 +7,26 @@ import { sql } from 'kysely';
 import { type Database, openDatabase } from '../src/db/connection.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { resources } from '../src/resources/index.ts';
+import type { Dialect } from '../src/schema/kinds.ts';
 import type { Field } from '../src/schema/resource.ts';
 import { DIALECTS, type FreshDatabase, freshDatabase } from './helpers/database.ts';
 
 interface Column { type: string; length: number | null; notNull: boolean; primary: boolean }
 
-/** The column each field should have, written independently of the kinds' own column(). */
-function expected(field: Field, dialect: string): Omit<Column, 'primary'> & { primary: boolean } {
-  const pg: Record<string, string> = { string: 'character varying', password: 'character varying', text: 'text', integer: 'integer', bigInteger: 'bigint', boolean: 'boolean', dateTime: 'timestamp with time zone' };
-  const lite: Record<string, string> = { string: `varchar(${field.max})`, password: `varchar(${field.max})`, text: 'text', integer: 'integer', bigInteger: 'bigint', boolean: 'boolean', dateTime: 'datetime' };
-  const kind = field.kind.name;
-  const type = field.primary && dialect === 'sqlite' ? 'integer' : (dialect === 'postgres' ? pg : lite)[kind]!;
+/**
+ * The column each field should have: the field kind's own column type for the
+ * dialect (what the declarations say storage is), written the way the database
+ * reports it back.
+ */
+function expected(field: Field, dialect: Dialect): Column {
+  const declared = field.kind.column(field, dialect).replace(/ primary key.*$| generated .*$/, '');
+  const varchar = /^varchar\((\d+)\)$/.exec(declared);
+  const type = dialect === 'postgres'
+    ? varchar ? 'character varying' : declared.replace(/^timestamp\(3\)/, 'timestamp')
+    : declared;
   return {
     type,
-    length: dialect === 'postgres' && (kind === 'string' || kind === 'password') ? field.max! : null,
+    length: dialect === 'postgres' && varchar ? Number(varchar[1]) : null,
     // SQLite reports a rowid alias as nullable, though it can never hold NULL.
     notNull: field.required || (field.primary && dialect === 'postgres'),
     primary: field.primary,

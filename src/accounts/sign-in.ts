@@ -5,7 +5,7 @@
 import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
-import { findUserByEmail, fromDbBool, idParam, setUserColumns, type UserRow } from './store.ts';
+import { boolParam, findUserByEmail, fromDbBool, idParam, setUserColumns, type UserRow } from './store.ts';
 
 export const MAX_CONSECUTIVE_FAILURES = 100;
 
@@ -28,7 +28,7 @@ async function recordFailure(a: Accounts, userId: bigint): Promise<void> {
     .execute();
   await db
     .updateTable('account_states')
-    .set({ reset_required: dialect === 'sqlite' ? 1 : true })
+    .set({ reset_required: boolParam(dialect, true) })
     .where('user_id', '=', idParam(dialect, userId))
     .where('consecutive_failures', '>=', MAX_CONSECUTIVE_FAILURES)
     .execute();
@@ -38,7 +38,7 @@ export async function clearFailures(a: Accounts, userId: bigint): Promise<void> 
   const { db, dialect } = a.database;
   await db
     .updateTable('account_states')
-    .set({ consecutive_failures: 0, reset_required: dialect === 'sqlite' ? 0 : false })
+    .set({ consecutive_failures: 0, reset_required: boolParam(dialect, false) })
     .where('user_id', '=', idParam(dialect, userId))
     .execute();
 }

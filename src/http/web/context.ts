@@ -41,7 +41,9 @@ export function pageContext(request: FastifyRequest, reply: FastifyReply): PageC
   const user = request.user;
   const shown = user ? publicUser(user) : undefined;
   const ctx: PageContext = {
-    viewer: user ? { id: user.id, name: user.name, role: user.role, avatarUrl: (shown?.avatar_url as string | null) ?? null } : undefined,
+    viewer: user
+      ? { id: user.id, name: user.name, role: user.role, avatarUrl: (shown?.avatar_url as string | null) ?? null, emailVerified: user.email_verified_at !== null }
+      : undefined,
     csrf: reply.generateCsrf(),
     flash: takeFlash(request, reply),
     path: request.url.split('?')[0] ?? '/',

@@ -54,7 +54,6 @@ export function webApp(a: Accounts) {
     await app.register(dashboardPage(a.database));
     await app.register(profilePages(a));
     for (const resource of recordResources) {
-      // CSV pages first: /contacts/import must not be taken for a record id.
       await app.register(csvPages(a.database, resource));
       await app.register(recordPages(a.database, resource));
     }

@@ -5,6 +5,7 @@ export interface Viewer {
   name: string;
   role: 'admin' | 'agent';
   avatarUrl: string | null;
+  emailVerified: boolean;
 }
 
 export interface Flash {
@@ -69,6 +70,9 @@ export function Layout({ ctx, title, children }: { ctx: PageContext; title: stri
         </header>
         <main id="main" tabIndex={-1}>
           {ctx.flash ? <p class={`flash flash-${ctx.flash.kind}`} role={ctx.flash.kind === 'error' ? 'alert' : 'status'}>{ctx.flash.text}</p> : null}
+          {ctx.viewer && !ctx.viewer.emailVerified && ctx.path !== '/verify-email'
+            ? <p class="flash flash-info">Please confirm your email address: <a href="/verify-email">see how, or get a new link</a>.</p>
+            : null}
           {children}
         </main>
         <footer class="site-footer"><p>Leadbook · <a href="/docs">API reference</a></p></footer>
