@@ -3,7 +3,7 @@
 // auth plugin; health, the OpenAPI document and /docs stay outside it.
 import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import qs from 'qs';
 import type { Accounts } from './accounts/context.ts';
 import { createMailer } from './accounts/mail.ts';
@@ -45,6 +45,11 @@ const REDACT = [
   '*.password', '*.current_password', '*.token', '*.remember_token', '*.two_factor_secret', '*.two_factor_recovery_codes', '*.recovery_code', '*.code',
 ];
 
+// Links carry one-time secrets in their query (reset tokens, signatures, CSRF
+// tokens on upload forms): the log shows the URL without their values.
+const SECRET_PARAMS = /([?&](?:token|signature|_csrf|email)=)[^&#]*/gi;
+const withoutSecrets = (url: string) => url.replace(SECRET_PARAMS, '$1[redacted]');
+
 registerUserRules();
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -54,6 +59,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       level: config.logLevel,
       ...(options.logStream ? { stream: options.logStream } : {}),
       redact: { paths: REDACT, censor: '[redacted]' },
+      serializers: { req: (request: FastifyRequest) => ({ method: request.method, url: withoutSecrets(request.url), remoteAddress: request.ip }) },
     },
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: config.trustProxy,

@@ -7,7 +7,8 @@ import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
 import { bodyWith, text } from './input.ts';
 import { checkPassword } from './passwords.ts';
-import type { Session } from './sessions.ts';
+import { forgetRememberedDevices } from './remember.ts';
+import { deleteUserSessions, type Session } from './sessions.ts';
 import { findUserById, setUserColumns, type UserRow } from './store.ts';
 import { sendVerificationMail } from './verify-email.ts';
 
@@ -43,6 +44,14 @@ export async function changePassword(a: Accounts, user: UserRow, session: Sessio
   // The records operation validates and hashes the new password like any other write of it, and its
   // user rules end every other session, token and remembered device.
   await updateRecord({ database: a.database, actor: SELF, sessionId: session?.id }, userResource, String(user.id), { password: input.password });
+}
+
+/** Ends every other session and forgets remembered devices (their cookies would sign straight back in); answers how many sessions ended. */
+export async function signOutOtherSessions(a: Accounts, user: UserRow, session: Session | undefined, password: unknown): Promise<number> {
+  await confirmPassword(a, user, session, password);
+  const ended = await deleteUserSessions(a, user.id, session?.id);
+  await forgetRememberedDevices(a, user.id);
+  return ended;
 }
 
 export async function deleteAccount(a: Accounts, user: UserRow, session: Session | undefined, body: unknown): Promise<void> {

@@ -8,8 +8,8 @@ import { confirmPassword } from '../../accounts/confirm-password.ts';
 import type { Accounts } from '../../accounts/context.ts';
 import { bodyWith, text } from '../../accounts/input.ts';
 import { confirmTwoFactor, disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes } from '../../accounts/manage-two-factor.ts';
-import { changePassword, deleteAccount, updateProfile } from '../../accounts/profile.ts';
-import { deleteUserSessions, listUserSessions } from '../../accounts/sessions.ts';
+import { changePassword, deleteAccount, signOutOtherSessions, updateProfile } from '../../accounts/profile.ts';
+import { listUserSessions } from '../../accounts/sessions.ts';
 import { findUserById, publicUser, type UserRow } from '../../accounts/store.ts';
 import { createToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
 import { AppError, FieldErrorBag, notFound } from '../../errors.ts';
@@ -117,8 +117,7 @@ export function meRoutes(a: Accounts) {
 
     app.delete('/sessions', { schema: { tags, summary: 'End all your other sessions (needs password)', body: passwordBody } }, async (request, reply) => {
       const body = bodyWith(request.body, ['password']);
-      await confirmPassword(a, request.user!, request.session, body.password);
-      await deleteUserSessions(a, request.user!.id, request.session?.id);
+      await signOutOtherSessions(a, request.user!, request.session, body.password);
       return reply.code(204).send();
     });
 
