@@ -1,7 +1,231 @@
-// The profile pages (filled in by the profile work).
-import type { FastifyInstance } from 'fastify';
+// The profile of the web app: /profile with a form per concern (profile
+// fields, avatar, password, two-factor, sessions, tokens, deletion). Each form
+// posts, and answers with a 303 back and a flash message, or with the page
+// again (422) with the messages next to the fields and what was typed kept.
+// Secrets shown once (recovery codes, a new token, a 2FA key) are the answer
+// to their POST itself, never reachable again by a GET. The routes call the
+// same account actions as /api/v1/me; no SQL here.
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AVATAR_MAX_BYTES, removeAvatar, saveAvatar } from '../../accounts/avatar.ts';
+import { confirmPassword } from '../../accounts/confirm-password.ts';
 import type { Accounts } from '../../accounts/context.ts';
+import { text } from '../../accounts/input.ts';
+import { confirmTwoFactor, disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes } from '../../accounts/manage-two-factor.ts';
+import { changePassword, deleteAccount, PROFILE_FIELDS, signOutOtherSessions, updateProfile } from '../../accounts/profile.ts';
+import { listUserSessions, passwordRecentlyConfirmed } from '../../accounts/sessions.ts';
+import { publicUser } from '../../accounts/store.ts';
+import { createToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
+import { formInput } from '../../derive/form-values.ts';
+import { AppError, FieldErrorBag } from '../../errors.ts';
+import { user as userResource } from '../../resources/user.ts';
+import { clearAuthCookies } from '../auth.ts';
+import { pageContext, redirectWith } from './context.ts';
+import { sendPage } from './render.tsx';
+import { type FormValues, type Problem, type ProfileData, type ProfileForm, ProfilePage, RecoveryCodesPage, TokenCreatedPage, TwoFactorSetupPage } from './views/profile.tsx';
 
-export function profilePages(_a: Accounts) {
-  return async function plugin(_app: FastifyInstance) {};
+type Form = Record<string, unknown>;
+type IdRequest = FastifyRequest<{ Params: { id: string } }>;
+
+const PROFILE_INPUTS = userResource.writable.filter((f) => PROFILE_FIELDS.includes(f.name));
+const MAX_MB = AVATAR_MAX_BYTES / (1024 * 1024);
+
+const formOf = (request: FastifyRequest): Form => {
+  const body = request.body;
+  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Form) : {};
+};
+
+/** A single text value of a form (a repeated or nested key is not one). */
+const str = (form: Form, name: string): string | undefined => (typeof form[name] === 'string' ? (form[name] as string) : undefined);
+
+/** What was typed, for showing it again; passwords are never sent back. */
+const typed = (form: Form, names: readonly string[]): FormValues => Object.fromEntries(names.map((n) => [n, str(form, n)]));
+
+const required = (name: string) => new AppError(422, 'validation_failed', 'Confirm your password to do this.', { [name]: ['is required'] });
+
+export function profilePages(a: Accounts) {
+  return async function plugin(app: FastifyInstance) {
+    // Only the avatar form is multipart: one file, nothing else (its CSRF token rides in the query string).
+    await app.register(multipart, { limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 0, parts: 1 }, throwFileSizeLimit: true });
+    const csrf = { preHandler: app.csrfProtection };
+
+    const load = async (request: FastifyRequest): Promise<ProfileData> => {
+      const user = request.user!;
+      const [sessions, tokens] = await Promise.all([listUserSessions(a, user.id), listTokens(a, user.id)]);
+      return {
+        user: publicUser(user),
+        fields: PROFILE_INPUTS,
+        twoFactor: user.two_factor_confirmed_at ? 'on' : user.two_factor_secret ? 'pending' : 'off',
+        recentlyConfirmed: passwordRecentlyConfirmed(a, request.session),
+        sessions,
+        currentSessionId: request.session?.id,
+        tokens,
+      };
+    };
+
+    const show = async (request: FastifyRequest, reply: FastifyReply, problem?: Problem, status = 200) =>
+      sendPage(reply, <ProfilePage ctx={pageContext(request, reply)} data={await load(request)} problem={problem} />, status);
+
+    /** A refused action: its messages go back to its form; anything else is the error page's. */
+    const refused = (request: FastifyRequest, reply: FastifyReply, form: ProfileForm, error: unknown, values?: FormValues) => {
+      if (error instanceof AppError && [409, 413, 415, 422].includes(error.status)) {
+        return show(request, reply, { form, errors: error.errors ?? { '': [error.detail] }, values }, error.status);
+      }
+      throw error;
+    };
+
+    /** A page that shows a secret once: never cached, so Back cannot bring it up again. */
+    const once = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
+
+    app.get('/profile', (request, reply) => show(request, reply));
+
+    app.post('/profile', csrf, async (request, reply) => {
+      const form = formOf(request);
+      const user = request.user!;
+      const input = formInput(userResource, form, PROFILE_INPUTS);
+      const emailChanges = typeof input.email === 'string' && input.email.toLowerCase() !== user.email.toLowerCase();
+      const password = str(form, 'password');
+      // The action takes a password only with a new email address: one typed for nothing is dropped.
+      if (emailChanges && password) input.password = password;
+      try {
+        const saved = await updateProfile(a, user, request.session, input);
+        const text = emailChanges ? `Your profile was saved. We sent a link to ${saved.email} to confirm the new address.` : 'Your profile was saved.';
+        return redirectWith(reply, '/profile', { kind: 'success', text });
+      } catch (error) {
+        return refused(request, reply, 'information', error, typed(form, PROFILE_FIELDS));
+      }
+    });
+
+    app.post('/profile/avatar', csrf, async (request, reply) => {
+      const fail = (message: string, status = 422) => show(request, reply, { form: 'avatar', errors: { avatar: [message] } }, status);
+      if (!request.isMultipart()) return fail('Choose an image file to upload.', 415);
+      let upload: Buffer;
+      try {
+        const file = await request.file();
+        if (!file || file.fieldname !== 'avatar') return fail('Choose an image file to upload.');
+        upload = await file.toBuffer();
+        if (!file.filename && upload.length === 0) return fail('Choose an image file to upload.');
+      } catch (error) {
+        const code = (error as { code?: string }).code ?? '';
+        if (code === 'FST_REQ_FILE_TOO_LARGE') return fail(`The image is larger than ${MAX_MB} MB; choose a smaller one.`, 413);
+        if (code.startsWith('FST_')) return fail('The upload could not be read; choose the image again.', 400);
+        throw error;
+      }
+      try {
+        await saveAvatar(a, request.user!, upload);
+      } catch (error) {
+        return refused(request, reply, 'avatar', error);
+      }
+      return redirectWith(reply, '/profile', { kind: 'success', text: 'Your new avatar is saved.' });
+    });
+
+    app.post('/profile/avatar/delete', csrf, async (request, reply) => {
+      await removeAvatar(a, request.user!);
+      return redirectWith(reply, '/profile', { kind: 'success', text: 'Your avatar was removed.' });
+    });
+
+    app.post('/profile/password', csrf, async (request, reply) => {
+      const form = formOf(request);
+      try {
+        await changePassword(a, request.user!, request.session, { current_password: str(form, 'current_password') ?? '', password: str(form, 'password') ?? '' });
+      } catch (error) {
+        return refused(request, reply, 'password', error);
+      }
+      return redirectWith(reply, '/profile', { kind: 'success', text: 'Your password was changed. Your other sessions and all your API tokens have ended.' });
+    });
+
+    app.post('/profile/two-factor', csrf, async (request, reply) => {
+      const form = formOf(request);
+      try {
+        await confirmPassword(a, request.user!, request.session, str(form, 'password'));
+        const setup = await enableTwoFactor(a, request.user!);
+        return sendPage(once(reply), <TwoFactorSetupPage ctx={pageContext(request, reply)} setup={setup} />);
+      } catch (error) {
+        return refused(request, reply, 'enable', error);
+      }
+    });
+
+    app.post('/profile/two-factor/confirm', csrf, async (request, reply) => {
+      const form = formOf(request);
+      try {
+        const bag = new FieldErrorBag();
+        const code = text(form, 'code', bag, 20);
+        bag.throwIfAny();
+        const codes = await confirmTwoFactor(a, request.user!, code);
+        return sendPage(once(reply), <RecoveryCodesPage ctx={pageContext(request, reply)} codes={codes} fresh={false} />);
+      } catch (error) {
+        return refused(request, reply, 'confirm', error);
+      }
+    });
+
+    app.post('/profile/two-factor/recovery-codes', csrf, async (request, reply) => {
+      const form = formOf(request);
+      try {
+        await confirmPassword(a, request.user!, request.session, str(form, 'password'));
+        const codes = await regenerateRecoveryCodes(a, request.user!);
+        return sendPage(once(reply), <RecoveryCodesPage ctx={pageContext(request, reply)} codes={codes} fresh />);
+      } catch (error) {
+        return refused(request, reply, 'regenerate', error);
+      }
+    });
+
+    app.post('/profile/two-factor/disable', csrf, async (request, reply) => {
+      const password = str(formOf(request), 'password');
+      try {
+        // Weakening the account always takes the password typed, even just after a confirmation.
+        if (!password) throw required('password');
+        await confirmPassword(a, request.user!, request.session, password);
+        await disableTwoFactor(a, request.user!);
+      } catch (error) {
+        return refused(request, reply, 'disable', error);
+      }
+      return redirectWith(reply, '/profile', { kind: 'success', text: 'Two-factor authentication is off.' });
+    });
+
+    app.post('/profile/sessions/delete', csrf, async (request, reply) => {
+      let ended: number;
+      try {
+        ended = await signOutOtherSessions(a, request.user!, request.session, str(formOf(request), 'password'));
+      } catch (error) {
+        return refused(request, reply, 'sessions', error);
+      }
+      const text = ended === 0 ? 'You were not signed in anywhere else.' : `Signed out of ${ended} other ${ended === 1 ? 'session' : 'sessions'}.`;
+      return redirectWith(reply, '/profile', { kind: 'success', text });
+    });
+
+    app.post('/profile/tokens', csrf, async (request, reply) => {
+      const form = formOf(request);
+      try {
+        const bag = new FieldErrorBag();
+        const name = text(form, 'name', bag);
+        bag.throwIfAny();
+        await confirmPassword(a, request.user!, request.session, str(form, 'password'));
+        const { token, info } = await createToken(a, request.user!.id, name);
+        return sendPage(once(reply), <TokenCreatedPage ctx={pageContext(request, reply)} token={token} name={info.name} />);
+      } catch (error) {
+        return refused(request, reply, 'token', error, typed(form, ['name']));
+      }
+    });
+
+    app.post('/profile/tokens/:id/delete', csrf, async (request: IdRequest, reply) => {
+      const id = /^\d{1,19}$/.test(request.params.id) ? BigInt(request.params.id) : null;
+      const token = id === null ? undefined : (await listTokens(a, request.user!.id)).find((t) => t.id === id);
+      if (!token || !(await revokeToken(a, request.user!.id, token.id))) {
+        return redirectWith(reply, '/profile', { kind: 'error', text: 'You have no such token; it may have been revoked already.' });
+      }
+      return redirectWith(reply, '/profile', { kind: 'success', text: `The token “${token.name}” was revoked; it no longer works.` });
+    });
+
+    app.post('/profile/delete', csrf, async (request, reply) => {
+      const password = str(formOf(request), 'password');
+      try {
+        if (!password) throw required('password');
+        await deleteAccount(a, request.user!, request.session, { password });
+      } catch (error) {
+        return refused(request, reply, 'delete', error);
+      }
+      clearAuthCookies(request, reply);
+      return redirectWith(reply, '/login', { kind: 'info', text: 'Your account was deleted. Goodbye!' });
+    });
+  };
 }
