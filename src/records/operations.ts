@@ -7,7 +7,7 @@ import type { Resource } from '../schema/resource.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
 import { hooksFor } from './hooks.ts';
 import { readInput } from './input.ts';
-import { countRows, deleteRow, insertRow, type Row, selectById, selectRows, updateRow } from './repository.ts';
+import { countRows, deleteRow, type Executor, insertRow, type Row, selectById, selectRows, updateRow } from './repository.ts';
 
 /** Who is acting. */
 export interface Actor {
@@ -31,13 +31,14 @@ export function authorize(ctx: Context, resource: Resource): Actor {
 }
 
 const UNIQUE_VIOLATION = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE']);
+const isUniqueViolation = (error: unknown) => UNIQUE_VIOLATION.has((error as { code?: string } | null)?.code ?? '');
 
 /** Runs a write; a unique-index violation becomes a 422 naming the unique field it concerns. */
 async function uniqueAsFieldError<T>(resource: Resource, values: Row, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
-    if (!UNIQUE_VIOLATION.has((error as { code?: string }).code ?? '')) throw error;
+    if (!isUniqueViolation(error)) throw error;
     const field = resource.fields.find((f) => f.unique && f.name in values);
     if (!field) throw new AppError(409, 'conflict', 'Another record already holds one of these values.');
     throw new AppError(422, 'validation_failed', 'The request has invalid fields.', { [field.name]: ['is already taken'] });
@@ -127,16 +128,63 @@ function stamp(resource: Resource, values: Row, before: Row | null, now: string,
   return out;
 }
 
-export async function createRecord(ctx: Context, resource: Resource, body: unknown): Promise<RecordResult> {
+/**
+ * Everything a create does before it writes: checks the body, fills defaults,
+ * timestamps and the creator, hashes a password. Throws the same 401/403/422
+ * as createRecord. The CSV import prepares each row with it, then inserts
+ * many at once with insertPreparedBatch.
+ */
+export async function prepareCreate(ctx: Context, resource: Resource, body: unknown, now = new Date().toISOString()): Promise<Row> {
   const actor = authorize(ctx, resource);
   const input = readInput(resource, body, 'create');
-  const values = await prepare(resource, stamp(resource, input, null, new Date().toISOString(), actor));
+  return prepare(resource, stamp(resource, input, null, now, actor));
+}
+
+/** Writes one row from prepareCreate inside the caller's transaction; answers its id. */
+export function insertPrepared(trx: Executor, ctx: Context, resource: Resource, values: Row): Promise<bigint> {
+  return insertRow(trx, ctx.database.dialect, resource, values);
+}
+
+export async function createRecord(ctx: Context, resource: Resource, body: unknown): Promise<RecordResult> {
+  const values = await prepareCreate(ctx, resource, body);
   const { db, dialect } = ctx.database;
   const record = await uniqueAsFieldError(resource, values, () => db.transaction().execute(async (trx) => {
-    const id = await insertRow(trx, dialect, resource, values);
+    const id = await insertPrepared(trx, ctx, resource, values);
     return selectById(trx, dialect, resource, id);
   }));
   return { record: record!, etag: etagOf(record!) };
+}
+
+/**
+ * Inserts rows from prepareCreate in one transaction: all of them, or, when a
+ * unique value turns out to be taken (by a stored record or an earlier row of
+ * the batch), the batch is rolled back and each row is retried in its own
+ * transaction so that only the rows at fault are refused. Answers, per row,
+ * null when it was written or the AppError (422/409) that refused it. A row
+ * is never half-written; any other failure (the database gone) is thrown.
+ */
+export async function insertPreparedBatch(ctx: Context, resource: Resource, rows: readonly Row[]): Promise<(AppError | null)[]> {
+  authorize(ctx, resource);
+  const { db } = ctx.database;
+  try {
+    await db.transaction().execute(async (trx) => {
+      for (const values of rows) await insertPrepared(trx, ctx, resource, values);
+    });
+    return rows.map(() => null);
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+  }
+  const outcomes: (AppError | null)[] = [];
+  for (const values of rows) {
+    try {
+      await uniqueAsFieldError(resource, values, () => db.transaction().execute((trx) => insertPrepared(trx, ctx, resource, values)));
+      outcomes.push(null);
+    } catch (error) {
+      if (!(error instanceof AppError) || (error.status !== 422 && error.status !== 409)) throw error;
+      outcomes.push(error);
+    }
+  }
+  return outcomes;
 }
 
 export async function updateRecord(ctx: Context, resource: Resource, rawId: string, body: unknown, ifMatch?: string): Promise<RecordResult> {

@@ -1,0 +1,368 @@
+// CSV export and import, through the JSON API and the pages, on each
+// database: an export is the list as the API answers it, streamed past one
+// page; an import keeps the good rows, reports the bad ones by row number,
+// and never writes half a row.
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { parse } from 'csv-parse/sync';
+import { exportFields, importCsv } from '../src/records/csv.ts';
+import { contact, inquiry } from '../src/resources/index.ts';
+import type { Field } from '../src/schema/resource.ts';
+import { type Client, type Reply, startApp, type TestApp } from './helpers/app.ts';
+import { DIALECTS } from './helpers/database.ts';
+
+/** A CSV file as the API and the pages take it: multipart, field `file`. */
+function upload(csv: string | Uint8Array<ArrayBuffer>, filename = 'rows.csv', type = 'text/csv'): FormData {
+  const form = new FormData();
+  form.append('file', new Blob([csv], { type }), filename);
+  return form;
+}
+
+const rowsOf = (text: string): string[][] => parse(text, { bom: true });
+
+/** A CSV line; cells with a comma, quote or line break are quoted. */
+const line = (cells: unknown[]) => cells.map((c) => {
+  const s = c === null || c === undefined ? '' : String(c);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}).join(',');
+const csvOf = (header: string[], rows: unknown[][]) => [line(header), ...rows.map(line)].join('\r\n') + '\r\n';
+
+/** What the export writes for a value the API answers. */
+function cell(field: Field, value: unknown): string {
+  if (value === null) return '';
+  const text = String(value);
+  return field.kind.textual && /^'*[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+}
+
+function assertProblem(reply: Reply, status: number, code: string) {
+  assert.equal(reply.status, status, reply.text);
+  assert.match(reply.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  assert.equal(reply.body.code, code);
+}
+
+/** Every record of a list, walked with the API's own cursor. */
+async function everything(app: TestApp, path: string): Promise<any[]> {
+  const out: any[] = [];
+  let cursor = '';
+  for (;;) {
+    const page = await app.get(`${path}${path.includes('?') ? '&' : '?'}per_page=100&cursor=${cursor}`);
+    assert.equal(page.status, 200, page.text);
+    out.push(...page.body.data);
+    if (!page.body.meta.next_cursor) return out;
+    cursor = page.body.meta.next_cursor;
+  }
+}
+
+/** The body's bytes as sent (Response.text() would drop a byte order mark). */
+async function rawBody(app: TestApp, path: string, headers: Record<string, string>): Promise<Buffer> {
+  const res = await fetch(app.url + path, { headers });
+  assert.equal(res.status, 200);
+  return Buffer.from(await res.arrayBuffer());
+}
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+const csrfOfAction = (html: string) => {
+  const match = /action="\/[a-z]+\/import\?_csrf=([^"]+)"/.exec(html);
+  assert.ok(match, 'the import form carries its CSRF token in its action');
+  return decodeURIComponent(match[1]!.replace(/&amp;/g, '&'));
+};
+
+// A value a spreadsheet would run, with everything a CSV writer must quote.
+const TRICKY = '=HYPERLINK("http://evil.example","a, b")\nsecond line 😀';
+
+for (const dialect of DIALECTS) {
+  describe(`CSV import and export (${dialect})`, () => {
+    let app: TestApp;
+    before(async () => { app = await startApp(dialect); });
+    after(async () => { await app?.close(); });
+
+    const total = async (resource = 'contacts') => (await app.get(`/api/v1/${resource}?per_page=1`)).body.meta.total as number;
+    const importFile = (resource: string, csv: string | Uint8Array<ArrayBuffer>, token?: string | null) =>
+      app.request('POST', `/api/v1/${resource}/import`, { body: upload(csv), token });
+
+    test('an import of 1,200 rows creates them all; the export streams them all, past one page, in list order', async () => {
+      const header = ['name', 'email', 'city', 'service_id'];
+      const rows = Array.from({ length: 1200 }, (_, i) => [`Bulk ${String(i).padStart(4, '0')}`, `bulk${i}@example.com`, i % 2 ? 'Oslo' : 'Porto', i]);
+      const imported = await importFile('contacts', csvOf(header, rows));
+      assert.equal(imported.status, 200, imported.text);
+      assert.deepEqual(imported.body, { created: 1200, failed: [] });
+      assert.equal(await total(), 1200);
+
+      const exported = await app.get('/api/v1/contacts/export?format=csv');
+      assert.equal(exported.status, 200, exported.text);
+      assert.equal(exported.headers.get('content-type'), 'text/csv; charset=utf-8');
+      assert.match(exported.headers.get('content-disposition') ?? '', /^attachment; filename="contacts-\d{4}-\d{2}-\d{2}\.csv"$/);
+      const [head, ...body] = rowsOf(exported.text);
+      assert.deepEqual(head, exportFields(contact).map((f) => f.name), 'the header row is the fields in index');
+      assert.ok(!head!.includes('password') && !head!.includes('id'));
+      assert.equal(body.length, 1200);
+      const listed = await everything(app, '/api/v1/contacts');
+      assert.deepEqual(body.map((r) => r[0]), listed.map((r) => r.name), 'the same records in the same (default, newest first) order');
+      const createdBy = head!.indexOf('created_by');
+      assert.ok(body.every((r) => r[createdBy] === String(app.admin.id)), 'created_by is the importer');
+    });
+
+    test('a filtered, sorted export is the API list: same rows, same order, values written exactly and safely', async () => {
+      const made = [
+        { name: TRICKY, city: 'Zürich', service_id: 3, detail: 'has "quotes", commas\r\nand a CRLF', budget: '-5 EUR' },
+        { name: 'Béla', city: 'Zürich', service_id: 3, detail: '+41 44 000 00 00', phone: '@home' },
+        { name: 'Ann', city: 'Zürich', service_id: 9, source_id: -7, email: null },
+        { name: 'Not me', city: 'Bern', service_id: 3 },
+      ];
+      for (const body of made) assert.equal((await app.post('/api/v1/contacts', body)).status, 201);
+      const query = `search=${encodeURIComponent('zür')}&filter[service_id][in]=3,9&sort=-service_id,name`;
+      const listed = (await app.get(`/api/v1/contacts?${query}&per_page=100`)).body.data as any[];
+      assert.deepEqual(listed.map((r) => r.name), ['Ann', TRICKY, 'Béla'], 'by service_id descending, then name ("=" sorts before "B")');
+
+      const exported = await app.get(`/api/v1/contacts/export?${query}`);
+      assert.equal(exported.status, 200, exported.text);
+      assert.ok(exported.text.includes('"\'=HYPERLINK(""http://evil.example"",""a, b"")\nsecond line 😀"'), 'quoted, quotes doubled, formula defused');
+      const fields = exportFields(contact);
+      const [, ...rows] = rowsOf(exported.text);
+      assert.deepEqual(rows, listed.map((record) => fields.map((f) => cell(f, record[f.name]))));
+      const at = (name: string) => rows[listed.findIndex((r) => r.name === name)]!;
+      assert.equal(at('Béla')[fields.findIndex((f) => f.name === 'phone')], "'@home");
+      assert.equal(at(TRICKY)[fields.findIndex((f) => f.name === 'budget')], "'-5 EUR");
+      assert.equal(at('Ann')[fields.findIndex((f) => f.name === 'source_id')], '-7', 'a negative number stays a number');
+
+      // The export imports again, to the same values: the quote added against formulas comes off.
+      const before = await total();
+      const again = await importFile('contacts', exported.text);
+      assert.deepEqual(again.body, { created: 3, failed: [] });
+      assert.equal(await total(), before + 3);
+      const copies = (await app.get(`/api/v1/contacts?${query}&per_page=100`)).body.data as any[];
+      assert.equal(copies.length, 6);
+      for (const original of listed) {
+        const twins = copies.filter((c) => c.name === original.name);
+        assert.equal(twins.length, 2, original.name);
+        for (const f of fields.filter((f) => f.name !== 'created_by')) assert.deepEqual(twins[0][f.name], twins[1][f.name], f.name);
+      }
+
+      const wrongFormat = await app.get('/api/v1/contacts/export?format=xml');
+      assertProblem(wrongFormat, 422, 'validation_failed');
+      assert.deepEqual(Object.keys(wrongFormat.body.errors), ['format']);
+      assertProblem(await app.get('/api/v1/contacts/export?filter[nope]=1'), 422, 'validation_failed');
+      const auth = { authorization: `Bearer ${app.admin.token}` };
+      assert.ok(!(await rawBody(app, '/api/v1/contacts/export?search=B%C3%A9la', auth)).subarray(0, 3).equals(BOM), 'no byte order mark unless asked for');
+      const withBom = await rawBody(app, '/api/v1/contacts/export?bom=true&search=B%C3%A9la', auth);
+      assert.ok(withBom.subarray(0, 8).equals(Buffer.concat([BOM, Buffer.from('name,')])));
+    });
+
+    test('inquiries: big integers exact, booleans true/false/empty, dates RFC 3339 — and back', async () => {
+      const big = 9007199254740993n;
+      const made = await app.post('/api/v1/inquiries', { name: 'Big ticket', ticket_id: big, status: true, inquiry_status: false, ticket_date: '2026-11-22' });
+      assert.equal(made.status, 201, made.text);
+      const exported = await app.get('/api/v1/inquiries/export?search=Big%20ticket');
+      const [head, row] = rowsOf(exported.text);
+      const value = (name: string) => row![head!.indexOf(name)];
+      assert.equal(value('ticket_id'), '9007199254740993');
+      assert.equal(value('status'), 'true');
+      assert.equal(value('inquiry_status'), 'false');
+      assert.equal(value('inquiry_type'), '');
+      assert.equal(value('ticket_date'), '2026-11-22T00:00:00.000Z');
+      assert.deepEqual(head, exportFields(inquiry).map((f) => f.name));
+
+      const again = await importFile('inquiries', exported.text);
+      assert.deepEqual(again.body, { created: 1, failed: [] });
+      const both = (await app.get('/api/v1/inquiries?search=Big%20ticket')).body.data as any[];
+      assert.equal(both.length, 2);
+      for (const copy of both) {
+        assert.equal(copy.ticket_id, big, 'exact after the round trip');
+        assert.equal(copy.status, true);
+        assert.equal(copy.inquiry_status, false);
+        assert.equal(copy.inquiry_type, null);
+        assert.equal(copy.ticket_date, '2026-11-22T00:00:00.000Z');
+      }
+    });
+
+    test('3 good rows and 1 bad: 3 created, the bad one reported by row number with its field errors', async () => {
+      const before = await total();
+      const csv = csvOf(['id', 'name', 'service_id', 'created_at', 'email'], [
+        [999999, 'Good one', 1, '2001-01-01T00:00:00Z', 'one@example.com'],
+        ['', 'Good two', '', '', ''],
+        ['', 'Good, "three"', '42', '', 'three@example.com'],
+        ['', 'x'.repeat(256), 'abc', '', 'four@example.com'],
+      ]);
+      const reply = await importFile('contacts', `\uFEFF${csv}`);
+      assert.equal(reply.status, 200, reply.text);
+      assert.equal(reply.body.created, 3);
+      assert.equal(reply.body.failed.length, 1);
+      const [failure] = reply.body.failed;
+      assert.equal(failure.row, 4, 'the header is row 0; the bad row is the fourth under it');
+      assert.equal(failure.line, 5);
+      assert.deepEqual(Object.keys(failure.errors).sort(), ['name', 'service_id']);
+      assert.match(failure.errors.service_id[0], /integer/);
+      assert.match(failure.errors.name[0], /at most 255/);
+      assert.equal(await total(), before + 3, 'exactly the 3 good rows were written');
+      const one = (await app.get('/api/v1/contacts?search=Good%20one')).body.data[0];
+      assert.notEqual(String(one.id), '999999', 'id is read-only: ignored');
+      assert.notEqual(one.created_at, '2001-01-01T00:00:00.000Z', 'created_at is read-only: ignored');
+      const two = (await app.get('/api/v1/contacts?search=Good%20two')).body.data[0];
+      assert.equal(two.service_id, null, 'an empty cell is null');
+      assert.equal(two.email, null);
+      assert.equal((await app.get('/api/v1/contacts?search=three')).body.data[0].name, 'Good, "three"');
+    });
+
+    test('unknown columns: 422 naming them, and nothing written', async () => {
+      const before = await total();
+      const reply = await importFile('contacts', csvOf(['name', 'emial', 'password'], [['Nobody', 'x@example.com', 'secret123']]));
+      assertProblem(reply, 422, 'validation_failed');
+      assert.deepEqual(Object.keys(reply.body.errors).sort(), ['emial', 'password']);
+      assert.match(reply.body.detail, /emial/);
+      assert.equal(await total(), before);
+      assertProblem(await importFile('contacts', ''), 422, 'validation_failed');
+    });
+
+    test('a row with the wrong number of values fails alone; malformed CSV stops at its line, keeping the rows before', async () => {
+      const before = await total();
+      const ragged = await importFile('contacts', 'name,city\r\nRagged,Oslo,extra\r\nFine,Oslo\r\n');
+      assert.equal(ragged.body.created, 1);
+      assert.deepEqual(ragged.body.failed, [{ row: 1, line: 2, errors: { _row: ['has 3 values; the header row has 2 columns'] } }]);
+
+      const broken = await importFile('contacts', 'name,city\nKept one,Oslo\nKept two,Oslo\n"Broken"x,Oslo\nNever,Oslo\n');
+      assertProblem(broken, 400, 'malformed_csv');
+      assert.match(broken.body.detail, /at line 4/);
+      assert.match(broken.body.detail, /2 created/);
+      assert.equal(await total(), before + 3);
+      assert.equal((await app.get('/api/v1/contacts?search=Never')).body.data.length, 0);
+    });
+
+    test('the upload: non-multipart 415, no file 422, not CSV 415, too large 413', async () => {
+      const json = await app.request('POST', '/api/v1/contacts/import', { json: { name: 'x' } });
+      assertProblem(json, 415, 'unsupported_media_type');
+      const text = await app.request('POST', '/api/v1/contacts/import', { body: 'name\nx\n', headers: { 'content-type': 'text/csv' } });
+      assertProblem(text, 415, 'unsupported_media_type');
+      assert.match(text.body.detail, /multipart\/form-data/);
+      const other = new FormData();
+      other.append('upload', new Blob(['name\nx\n'], { type: 'text/csv' }), 'a.csv');
+      assertProblem(await app.request('POST', '/api/v1/contacts/import', { body: other }), 422, 'validation_failed');
+      const image = await app.request('POST', '/api/v1/contacts/import', { body: upload(Buffer.from([0x89, 0x50, 0x4e, 0x47]), 'photo.png', 'image/png') });
+      assertProblem(image, 415, 'unsupported_media_type');
+      const utf16 = await importFile('contacts', Buffer.from('name\r\nx\r\n', 'utf16le'));
+      assertProblem(utf16, 415, 'unsupported_media_type');
+
+      const before = await total();
+      const tooBig = await importCsv({ database: app.database, actor: { id: BigInt(app.admin.id), role: 'admin' } }, contact,
+        Readable.from([Buffer.from('name\n'), Buffer.from('a\n'.repeat(100))]), { maxBytes: 64 }).catch((e: unknown) => e);
+      assert.equal((tooBig as { status?: number }).status, 413);
+      assert.equal(await total(), before, 'rows of the batch in progress are not written past the limit');
+    });
+
+    test('users: the hashed password works, a taken email fails that row only; agents may neither export nor import users', async () => {
+      const csv = csvOf(['name', 'email', 'password', 'role'], [
+        ['Agent One', 'agent.one@example.com', 'correct horse 1', 'agent'],
+        ['Copycat', app.admin.email.toUpperCase(), 'correct horse 2', ''],
+        ['Agent Two', 'agent.two@example.com', 'short', 'agent'],
+        ['Agent Three', 'agent.three@example.com', 'correct horse 3', ''],
+      ]);
+      const reply = await importFile('users', csv);
+      assert.equal(reply.status, 200, reply.text);
+      assert.equal(reply.body.created, 2);
+      assert.deepEqual(reply.body.failed.map((f: any) => [f.row, Object.keys(f.errors)]), [[2, ['email']], [3, ['password']]]);
+      assert.deepEqual(reply.body.failed[0].errors.email, ['is already taken']);
+
+      const token = await app.request('POST', '/api/v1/auth/token', { json: { email: 'agent.one@example.com', password: 'correct horse 1', device_name: 'csv test' }, token: null });
+      assert.equal(token.status, 201, 'the imported password was hashed and works');
+      const agent = token.body.token as string;
+      const exported = await app.get('/api/v1/users/export');
+      assert.equal(exported.status, 200);
+      assert.ok(!/password|two_factor_secret|remember_token|\$argon2/.test(exported.text), 'no hidden field or hash');
+      const three = rowsOf(exported.text).find((r) => r[0] === 'Agent Three')!;
+      assert.ok(three.includes('agent'), 'role defaults to agent');
+
+      assertProblem(await app.request('GET', '/api/v1/users/export', { token: agent }), 403, 'forbidden');
+      assertProblem(await app.request('POST', '/api/v1/users/import', { body: upload(csv), token: agent }), 403, 'forbidden');
+      assert.equal((await app.request('GET', '/api/v1/contacts/export?search=Ann', { token: agent })).status, 200, 'agents export contacts');
+      assertProblem(await app.request('GET', '/api/v1/contacts/export', { token: null }), 401, 'unauthenticated');
+    });
+
+    test('the routes are documented in the OpenAPI document', async () => {
+      const doc = JSON.parse((await app.get('/api/v1/openapi.json')).text);
+      for (const resource of ['contacts', 'inquiries', 'users']) {
+        assert.ok(doc.paths[`/api/v1/${resource}/export`]?.get?.responses['200'].content['text/csv'], resource);
+        const post = doc.paths[`/api/v1/${resource}/import`]?.post;
+        assert.ok(post?.requestBody.content['multipart/form-data'], resource);
+        assert.deepEqual(Object.keys(post.responses['200'].content['application/json'].schema.properties), ['created', 'failed', 'failed_truncated']);
+      }
+    });
+
+    describe('pages', () => {
+      let browser: Client;
+      before(async () => {
+        browser = app.client();
+        const login = await browser.request('POST', '/api/v1/auth/login', { json: { email: app.admin.email, password: app.admin.password } });
+        assert.equal(login.status, 200, login.text);
+      });
+
+      test('the import page explains the columns; a file posted with its token gives the report with the failed row', async () => {
+        const page = await browser.get('/contacts/import');
+        assert.equal(page.status, 200, page.text);
+        assert.equal(page.text.match(/<h1[ >]/g)?.length, 1);
+        assert.match(page.text, /<pre class="csv-header"><code>name,email,phone,occupation,address,country,city,service_id,source_id,detail,budget,created_by<\/code><\/pre>/);
+        assert.match(page.text, /enctype="multipart\/form-data"/);
+        assert.match(page.text, /hx-encoding="multipart\/form-data"/);
+        assert.match(page.text, /<progress id="import-progress" hidden/);
+        assert.match(page.text, /accept=".csv,text\/csv"/);
+        assert.doesNotMatch(page.text, /style=|<script>/);
+        const token = csrfOfAction(page.text);
+
+        const before = await total();
+        const csv = csvOf(['name', 'service_id'], [['Page one', 1], ['Page two', 'abc'], ['Page three', '']]);
+        const report = await browser.request('POST', `/contacts/import?_csrf=${encodeURIComponent(token)}`, { body: upload(csv) });
+        assert.equal(report.status, 200, report.text);
+        assert.match(report.text, /2 contacts were created\./);
+        assert.match(report.text, /1 row could not be imported/);
+        assert.match(report.text, /<tr><td>2<\/td><td>3<\/td><td><ul class="import-errors"><li><code>service_id<\/code> must be an integer<\/li><\/ul><\/td><\/tr>/);
+        assert.match(report.text, /href="\/contacts"/);
+        assert.equal(await total(), before + 2);
+
+        const clean = await browser.request('POST', `/contacts/import?_csrf=${encodeURIComponent(token)}`, { body: upload(csvOf(['name'], [['Page four']])) });
+        assert.match(clean.text, /No rows failed/);
+      });
+
+      test('a problem shows the import page again with a message and a 4xx', async () => {
+        const token = csrfOfAction((await browser.get('/contacts/import')).text);
+        const action = `/contacts/import?_csrf=${encodeURIComponent(token)}`;
+        const noFile = new FormData();
+        noFile.append('note', 'no file chosen');
+        const none = await browser.request('POST', action, { body: noFile });
+        assert.equal(none.status, 422);
+        assert.match(none.text, /choose a CSV file/);
+        assert.match(none.text, /<h1>Import contacts<\/h1>/);
+        const unknown = await browser.request('POST', action, { body: upload('name,colour\nx,red\n') });
+        assert.equal(unknown.status, 422);
+        assert.match(unknown.text, /<code>colour<\/code> is not a column you can import/);
+        const notCsv = await browser.request('POST', action, { body: upload('GIF89a', 'cat.gif', 'image/gif') });
+        assert.equal(notCsv.status, 415);
+        assert.match(notCsv.text, /cat\.gif is not a CSV file/);
+        const viaHtmx = await browser.request('POST', action, { body: upload('name,colour\nx,red\n'), headers: { 'hx-request': 'true' } });
+        assert.equal(viaHtmx.status, 200, 'htmx swaps only 2xx answers in');
+        assert.match(viaHtmx.text, /is not a column you can import/);
+        const noToken = await browser.request('POST', '/contacts/import', { body: upload('name\nMallory\n') });
+        assert.equal(noToken.status, 403);
+        assert.equal((await app.get('/api/v1/contacts?search=Mallory')).body.data.length, 0);
+      });
+
+      test('export.csv is the current view of the index (its filters and sort), with a byte order mark', async () => {
+        const path = `search=${encodeURIComponent('zür')}&filter[service_id]=3&sort=name&page=2&per_page=10`;
+        const page = await browser.get(`/contacts/export.csv?${path}`);
+        assert.equal(page.status, 200, page.text);
+        assert.equal(page.headers.get('content-type'), 'text/csv; charset=utf-8');
+        const cookie = [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+        assert.ok((await rawBody(app, `/contacts/export.csv?${path}`, { cookie })).subarray(0, 3).equals(BOM), 'a byte order mark, for spreadsheets');
+        const api = await app.get(`/api/v1/contacts/export?search=${encodeURIComponent('zür')}&filter[service_id]=3&sort=name`);
+        assert.equal(page.text, api.text, 'the same rows as the API, all of them (paging ignored)');
+        assert.ok(rowsOf(api.text).length > 2);
+        const index = await browser.get(`/contacts?${path}`);
+        assert.match(index.text, /href="\/contacts\/export\.csv\?[^"]*search=/);
+
+        const agent = app.client();
+        await agent.request('POST', '/api/v1/auth/login', { json: { email: 'agent.one@example.com', password: 'correct horse 1' } });
+        assert.equal((await agent.get('/users/export.csv')).status, 403);
+        assert.equal((await agent.get('/users/import')).status, 403);
+        assert.equal((await agent.get('/contacts/import')).status, 200);
+      });
+    });
+  });
+}
