@@ -53,9 +53,9 @@ export function dashboardPage(database: Database) {
             </table>
           </div>
           <h2>Assigned to me</h2>
-          <Results id="mine" ctx={page} resource={inquiry} result={mine} query={{ filter: { assigned_to: me } }} members={members} />
+          <Results id="mine" ctx={page} resource={inquiry} result={mine} query={{ filter: { assigned_to: me } }} members={members} empty="Nothing is assigned to you." />
           <h2>Latest inquiries</h2>
-          <Results id="latest" ctx={page} resource={inquiry} result={latest} query={{}} members={members} />
+          <Results id="latest" ctx={page} resource={inquiry} result={latest} query={{}} members={members} empty="No inquiries yet." />
         </Layout>
       ));
     });

@@ -44,6 +44,21 @@ function withoutUnchangedDays(resource: Resource, input: Form, before: Form): Fo
   return out;
 }
 
+/**
+ * An empty date box whose trigger is being set (assigned_date when assigned_to changes) means
+ * "no date given": left out, so the server fills in now, as it does for the API.
+ */
+function withDefaultDates(resource: Resource, input: Form, before?: Form): Form {
+  const out = { ...input };
+  for (const field of resource.fields) {
+    const trigger = field.defaultNowWhen;
+    if (!trigger || out[field.name] !== null) continue;
+    const triggerSet = out[trigger] !== undefined && out[trigger] !== null && String(out[trigger]) !== String(before?.[trigger] ?? '');
+    if (triggerSet) delete out[field.name];
+  }
+  return out;
+}
+
 const fieldErrors = (error: unknown): FieldErrors | null => (error instanceof AppError && error.status === 422 ? error.errors ?? { '': [error.detail] } : null);
 
 export function recordPages(database: Database, resource: Resource) {
@@ -73,19 +88,21 @@ export function recordPages(database: Database, resource: Resource) {
       sendPage(reply, <RecordForm ctx={pageContext(request, reply)} resource={resource} values={values} members={await members()} {...options} />, options.errors ? 422 : 200);
 
     app.get(`${base}/new`, async (request, reply) => {
+      // "Created by" starts as the viewer, as the API's default does (an empty select would send "nobody").
+      const actor = Object.fromEntries(resource.writable.filter((f) => f.defaultActor).map((f) => [f.name, String(request.user!.id)]));
       const from = (request.query as Query).from_contact;
       if (resource.name === 'inquiries' && typeof from === 'string') {
         const { record } = await getRecord(ctxOf(request), contactResource, from);
-        const copied = Object.fromEntries(contactResource.writable.filter((f) => resource.field(f.name)?.fillable).map((f) => [f.name, record[f.name]]));
-        return formPage(request, reply, copied, { note: `Copied from the contact “${recordTitle(contactResource, record)}”.` });
+        const copied = Object.fromEntries(contactResource.writable.filter((f) => resource.field(f.name)?.fillable && !f.defaultActor).map((f) => [f.name, record[f.name]]));
+        return formPage(request, reply, { ...copied, ...actor }, { note: `Copied from the contact “${recordTitle(contactResource, record)}”.` });
       }
-      return formPage(request, reply, {});
+      return formPage(request, reply, actor);
     });
 
     app.post(base, csrf, async (request, reply) => {
       const form = (request.body ?? {}) as Form;
       try {
-        const { record } = await createRecord(ctxOf(request), resource, formInput(resource, form));
+        const { record } = await createRecord(ctxOf(request), resource, withDefaultDates(resource, formInput(resource, form)));
         return redirectWith(reply, `${base}/${String(record.id)}`, { kind: 'success', text: `${recordTitle(resource, record)} was created.` });
       } catch (error) {
         const errors = fieldErrors(error);
@@ -108,7 +125,7 @@ export function recordPages(database: Database, resource: Resource) {
       const form = (request.body ?? {}) as Form;
       const etag = typeof form._etag === 'string' ? form._etag : undefined;
       const current = await getRecord(ctxOf(request), resource, request.params.id);
-      const input = withoutUnchangedDays(resource, formInput(resource, form), current.record);
+      const input = withDefaultDates(resource, withoutUnchangedDays(resource, formInput(resource, form), current.record), current.record);
       try {
         const { record } = await updateRecord(ctxOf(request), resource, request.params.id, input, etag);
         return redirectWith(reply, `${base}/${String(record.id)}`, { kind: 'success', text: 'Your changes were saved.' });

@@ -74,6 +74,8 @@ interface IndexProps {
   problem?: FieldErrors;
   /** The element id htmx swaps (unique on the page). */
   id?: string;
+  /** What an empty list says instead of "no match" (a dashboard list has no search to clear). */
+  empty?: string;
 }
 
 function Filters({ resource, query, members }: { resource: Resource; query: Query; members: Member[] }) {
@@ -160,7 +162,8 @@ function Pager({ resource, result, query }: { resource: Resource; result: ListRe
   const link = (p: number) => hrefWith(`/${resource.name}`, query, { page: p === 1 ? undefined : p });
   return (
     <div class="pager">
-      <p aria-live="polite">{total === 0 ? 'No results' : `Showing ${first}–${last} of ${total}`}</p>
+      {/* Still announced after a live search when nothing matches; the empty box says it to the eye. */}
+      <p aria-live="polite" class={total === 0 ? 'visually-hidden' : undefined}>{total === 0 ? 'No results' : `Showing ${first}–${last} of ${total}`}</p>
       {last_page > 1 ? (
         <nav aria-label="Pages">
           <ul>
@@ -174,7 +177,7 @@ function Pager({ resource, result, query }: { resource: Resource; result: ListRe
   );
 }
 
-export function Results({ ctx, resource, result, query, members, problem, id = 'results' }: IndexProps) {
+export function Results({ ctx, resource, result, query, members, problem, id = 'results', empty }: IndexProps) {
   const fields = indexFields(resource);
   const togglable = resource.name === 'inquiries';
   if (problem) {
@@ -190,7 +193,9 @@ export function Results({ ctx, resource, result, query, members, problem, id = '
   }
   return (
     <div id={id}>
-      {result.data.length === 0 ? (
+      {result.data.length === 0 && empty ? (
+        <div class="card empty"><p>{empty}</p></div>
+      ) : result.data.length === 0 ? (
         <div class="card empty">
           <p>No {resource.name} match{query.search ? <> “{String(query.search)}”</> : null}.</p>
           <p><a href={`/${resource.name}`}>Clear the search and filters</a></p>
