@@ -27,6 +27,7 @@ import { registerProblemHandlers } from './http/problem.ts';
 import { buildSerializerFactory } from './http/serializer.ts';
 import { assetRoutes } from './http/web/assets.ts';
 import { webApp } from './http/web/plugin.tsx';
+import { sendNotFoundPage } from './http/web/render.tsx';
 import { recordResources, resources } from './resources/index.ts';
 
 export interface AppOptions {
@@ -77,7 +78,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const accounts: Accounts = { database, config, key: loadAppKey(config.appKey, config.dataDir), mailer: createMailer(config, app.log), log: app.log };
 
   registerJsonParser(app);
-  registerProblemHandlers(app);
+  registerProblemHandlers(app, sendNotFoundPage);
   // Security headers on every answer. Scripts and styles come only from our own
   // origin (no inline script, no inline style); nobody may frame the app.
   await app.register(helmet, {

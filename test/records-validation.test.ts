@@ -135,16 +135,18 @@ function textCases(): KindCases {
       }
       return plain.accepted(f);
     },
-    rejected: (f) => {
+    rejected: (f) => [...textRejected(f), ...(f.required ? [{ value: '', label: 'empty, on a required field' }, { value: '  ', label: 'only blanks, on a required field' }] : [])],
+    samples: ['first', 'second'],
+  };
+
+  function textRejected(f: Field): Rejected[] {
       if (f.choices) return [{ value: 'someone-else' }, { value: f.choices[0]!.toUpperCase() }, { value: 42 }];
       if (f.format === 'email') {
         return [{ value: `${'a'.repeat(f.max! - '@example.com'.length + 1)}@example.com`, label: `${f.max! + 1} characters` },
           { value: 'not-an-email' }, { value: 'a@b@c.com' }, { value: 'a b@example.com' }, { value: 42 }];
       }
       return plain.rejected(f);
-    },
-    samples: ['first', 'second'],
-  };
+  }
 }
 
 function textOnlyCases(): KindCases {

@@ -42,14 +42,17 @@ export function toAppError(error: FastifyError): AppError {
   return new AppError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
 }
 
-export function registerProblemHandlers(app: FastifyInstance): void {
+export function registerProblemHandlers(app: FastifyInstance, htmlNotFound?: (reply: FastifyReply) => FastifyReply): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error);
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     if (appError.status === 503) reply.header('Retry-After', '5');
     return sendProblem(reply, appError);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, new AppError(404, 'not_found', `There is no route ${request.method} ${request.url.split('?')[0]}.`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    // A person who followed a bad link gets a page; programs get problem+json.
+    if (htmlNotFound && !path.startsWith('/api/') && request.headers.accept?.includes('text/html')) return htmlNotFound(reply);
+    return sendProblem(reply, new AppError(404, 'not_found', `There is no route ${request.method} ${path}.`));
+  });
 }

@@ -17,7 +17,9 @@ export function readInput(resource: Resource, body: unknown, mode: WriteMode): R
     const field = resource.field(name);
     if (field?.readOnly) continue;
     if (!field || !field.fillable) { bag.add(name, 'is not a field you can write'); continue; }
-    if (raw === null) {
+    // A required text is not given by blanks either (Laravel's `required` reads it so too).
+    const blank = raw === null || (field.required && field.kind.textual && typeof raw === 'string' && raw.trim() === '');
+    if (blank) {
       if (field.nullable) values[name] = null;
       else bag.add(name, 'is required');
       continue;

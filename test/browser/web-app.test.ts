@@ -387,6 +387,9 @@ for (const dialect of DIALECTS) {
       // Filters: a boolean state, then the assignee.
       await visit(page, '/inquiries');
       await waitForRows(page, 2);
+      // The filters fold away until opened (or until one is set).
+      assert.equal(await page.locator('#filter-inquiry_status').isVisible(), false, 'filters start folded');
+      await page.locator('details.more-filters summary').click();
       await page.locator('#filter-inquiry_status').selectOption('true');
       await page.waitForURL(/filter%5Binquiry_status%5D=true|filter\[inquiry_status\]=true/);
       await waitForCells(page, ['Printer order']);

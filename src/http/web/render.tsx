@@ -8,6 +8,30 @@ export function sendPage(reply: FastifyReply, node: VNode, status = 200): Fastif
   return reply.code(status).type('text/html; charset=utf-8').send(`<!doctype html>${renderToString(node)}`);
 }
 
+/** The page for an unknown address: no viewer is known there, so no navigation. */
+export function sendNotFoundPage(reply: FastifyReply): FastifyReply {
+  return sendPage(reply, (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>Not found · Leadbook</title>
+        <link rel="stylesheet" href="/assets/app.css" />
+      </head>
+      <body>
+        <header class="site-header"><a href="/" class="brand">Leadbook</a></header>
+        <main id="main">
+          <section class="card narrow">
+            <h1>This page does not exist</h1>
+            <p>The link may be mistyped, or the page was moved.</p>
+            <p><a href="/">Go to the dashboard</a></p>
+          </section>
+        </main>
+      </body>
+    </html>
+  ), 404);
+}
+
 /** A fragment for htmx to swap in (no document around it). */
 export function sendFragment(reply: FastifyReply, node: VNode): FastifyReply {
   return reply.type('text/html; charset=utf-8').send(renderToString(node));

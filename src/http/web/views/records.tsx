@@ -84,6 +84,8 @@ function Filters({ resource, query, members }: { resource: Resource; query: Quer
   const to = (query.to ?? {}) as Record<string, unknown>;
   const path = `/${resource.name}`;
   const fields = indexFields(resource);
+  const active = Object.values(filter).filter((v) => v !== '' && v !== undefined).length
+    + Object.values(from).filter(Boolean).length + Object.values(to).filter(Boolean).length;
   return (
     <form method="get" action={path} role="search" class="card"
       hx-get={path} hx-trigger="input changed delay:300ms from:#field-search, change, submit" hx-target="#results" hx-select="#results" hx-swap="outerHTML" hx-push-url="true">
@@ -92,36 +94,6 @@ function Filters({ resource, query, members }: { resource: Resource; query: Quer
           <label for="field-search">Search {resource.name}</label>
           <input id="field-search" type="search" name="search" value={String(query.search ?? '')} placeholder="Name, email, city…" autocomplete="off" />
         </div>
-        {fields.filter((f) => f.kind.name === 'boolean').map((f) => (
-          <div class="field">
-            <label for={`filter-${f.name}`}>{f.label}</label>
-            <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
-              {[['', 'Any'], ['true', 'Yes'], ['false', 'No'], ['null', 'Not set']].map(([v, l]) => <option value={v} selected={String(filter[f.name] ?? '') === v}>{l}</option>)}
-            </select>
-          </div>
-        ))}
-        {fields.filter((f) => f.references === 'users').map((f) => (
-          <div class="field">
-            <label for={`filter-${f.name}`}>{f.label}</label>
-            <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
-              <option value="">Anyone</option>
-              <option value="null" selected={filter[f.name] === 'null'}>Nobody</option>
-              {members.map((m) => <option value={String(m.id)} selected={String(filter[f.name] ?? '') === String(m.id)}>{m.name}</option>)}
-            </select>
-          </div>
-        ))}
-        {fields.filter((f) => f.kind.name === 'dateTime').map((f) => (
-          <>
-            <div class="field">
-              <label for={`from-${f.name}`}>{f.label} from</label>
-              <input id={`from-${f.name}`} type="date" name={`from[${f.name}]`} value={String(from[f.name] ?? '')} />
-            </div>
-            <div class="field">
-              <label for={`to-${f.name}`}>{f.label} to</label>
-              <input id={`to-${f.name}`} type="date" name={`to[${f.name}]`} value={String(to[f.name] ?? '')} />
-            </div>
-          </>
-        ))}
         <div class="field">
           <label for="field-per-page">Per page</label>
           <select id="field-per-page" name="per_page">
@@ -134,6 +106,51 @@ function Filters({ resource, query, members }: { resource: Resource; query: Quer
           <a href={path} class="button button-secondary">Clear</a>
         </div>
       </div>
+      {/* The filters fold away (a phone would scroll past a screenful of them); open while any is set. */}
+      <details class="more-filters" open={active > 0}>
+        <summary>Filters{active ? ` (${active} set)` : ''}</summary>
+        <div class="filters">
+          {fields.filter((f) => f.kind.name === 'boolean').map((f) => (
+            <div class="field">
+              <label for={`filter-${f.name}`}>{f.label}</label>
+              <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
+                {[['', 'Any'], ['true', 'Yes'], ['false', 'No'], ['null', 'Not set']].map(([v, l]) => <option value={v} selected={String(filter[f.name] ?? '') === v}>{l}</option>)}
+              </select>
+            </div>
+          ))}
+          {fields.filter((f) => f.choices).map((f) => (
+            <div class="field">
+              <label for={`filter-${f.name}`}>{f.label}</label>
+              <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
+                <option value="">Any</option>
+                {f.choices!.map((c) => <option value={c} selected={filter[f.name] === c}>{c}</option>)}
+              </select>
+            </div>
+          ))}
+          {fields.filter((f) => f.references === 'users').map((f) => (
+            <div class="field">
+              <label for={`filter-${f.name}`}>{f.label}</label>
+              <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
+                <option value="">Anyone</option>
+                <option value="null" selected={filter[f.name] === 'null'}>Nobody</option>
+                {members.map((m) => <option value={String(m.id)} selected={String(filter[f.name] ?? '') === String(m.id)}>{m.name}</option>)}
+              </select>
+            </div>
+          ))}
+          {fields.filter((f) => f.kind.name === 'dateTime').map((f) => (
+            <>
+              <div class="field">
+                <label for={`from-${f.name}`}>{f.label} from</label>
+                <input id={`from-${f.name}`} type="date" name={`from[${f.name}]`} value={String(from[f.name] ?? '')} />
+              </div>
+              <div class="field">
+                <label for={`to-${f.name}`}>{f.label} to</label>
+                <input id={`to-${f.name}`} type="date" name={`to[${f.name}]`} value={String(to[f.name] ?? '')} />
+              </div>
+            </>
+          ))}
+        </div>
+      </details>
     </form>
   );
 }
