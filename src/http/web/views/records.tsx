@@ -226,7 +226,7 @@ export function Results({ ctx, resource, result, query, members, problem, id = '
               {result.data.map((record) => (
                 <tr>
                   {fields.map((f, i) => (
-                    <td class={f.kind.textual ? 'cell-text' : undefined}>
+                    <td class={f.kind.textual && (f.max ?? 0) > 100 ? 'cell-text' : 'cell-short'}>
                       {i === 0
                         ? <a href={`/${resource.name}/${String(record.id)}`}>{record[f.name] === null || record[f.name] === '' ? recordTitle(resource, record) : String(record[f.name])}</a>
                         : togglable && f.kind.name === 'boolean'
