@@ -150,7 +150,7 @@ async function main() {
     await shoot({ name: 'inquiries-index', go: goto('/inquiries'), reload: true });
     await shoot({ name: 'inquiries-index-filtered', go: goto(`/inquiries?filter[assigned_to]=${agentId}&filter[inquiry_status]=true`), reload: true });
     await shoot({ name: 'inquiries-detail', go: goto(`/inquiries/${inquiryIds[0]}`), reload: true });
-    await shoot({ name: 'inquiries-new-from-contact', go: goto(`/inquiries/new?from_contact=${contactIds[4]}`), reload: true });
+    await shoot({ name: 'inquiries-new-from-contact', go: goto(`/inquiries/new?from=${contactIds[4]}`), reload: true });
     await shoot({ name: 'users-index', go: goto('/users'), reload: true });
     await shoot({ name: 'users-new', go: goto('/users/new'), reload: true });
     await shoot({ name: 'not-found', go: goto('/contacts/999999'), reload: true });

@@ -103,6 +103,8 @@ export interface Resource {
   searchIntegral: readonly Field[];
   computed: Readonly<Record<string, ComputedField>>;
   access: 'agent' | 'admin';
+  /** The resource this one extends (an inquiry is a contact and more): a record of it can start one of these. */
+  base?: Resource;
   decl: ResourceDecl;
 }
 
@@ -197,5 +199,5 @@ export function extendResource(base: Resource, decl: ResourceDecl): Resource {
   for (const name of Object.keys(decl.fields)) {
     if (base.field(name)) throw new Error(`resource ${decl.name}: field ${name} is already declared by ${base.name}`);
   }
-  return defineResource({ ...decl, fields: { ...base.decl.fields, ...decl.fields } });
+  return { ...defineResource({ ...decl, fields: { ...base.decl.fields, ...decl.fields } }), base };
 }

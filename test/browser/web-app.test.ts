@@ -413,7 +413,7 @@ for (const dialect of DIALECTS) {
       xssContactId = String(contact.body.data.id);
       await visit(page, `/contacts/${xssContactId}`);
       await page.locator('main').getByRole('link', { name: 'Create inquiry' }).click();
-      await page.waitForURL(`**/inquiries/new?from_contact=${xssContactId}`);
+      await page.waitForURL(`**/inquiries/new?from=${xssContactId}`);
       await assertShowsText(page, `Copied from the contact “${SCRIPT}”`, 'the new inquiry form');
       assert.equal(await page.getByLabel('Name').inputValue(), SCRIPT);
       assert.equal(await page.getByLabel('City').inputValue(), IMG);

@@ -8,7 +8,6 @@ import { formInput } from '../../derive/form-values.ts';
 import { AppError, type FieldErrors } from '../../errors.ts';
 import { createRecord, deleteRecord, getRecord, listRecords, type ListResult, updateRecord } from '../../records/operations.ts';
 import type { Resource } from '../../schema/resource.ts';
-import { contact as contactResource } from '../../resources/contact.ts';
 import { contextOf } from '../api/records.ts';
 import { pageContext, redirectWith } from './context.ts';
 import { sendFragment, sendPage } from './render.tsx';
@@ -90,11 +89,13 @@ export function recordPages(database: Database, resource: Resource) {
     app.get(`${base}/new`, async (request, reply) => {
       // "Created by" starts as the viewer, as the API's default does (an empty select would send "nobody").
       const actor = Object.fromEntries(resource.writable.filter((f) => f.defaultActor).map((f) => [f.name, String(request.user!.id)]));
-      const from = (request.query as Query).from_contact;
-      if (resource.name === 'inquiries' && typeof from === 'string') {
-        const { record } = await getRecord(ctxOf(request), contactResource, from);
-        const copied = Object.fromEntries(contactResource.writable.filter((f) => resource.field(f.name)?.fillable && !f.defaultActor).map((f) => [f.name, record[f.name]]));
-        return formPage(request, reply, { ...copied, ...actor }, { note: `Copied from the contact “${recordTitle(contactResource, record)}”.` });
+      // A record of the resource this one extends can start one: its shared fields are copied in.
+      const from = (request.query as Query).from;
+      const base = resource.base;
+      if (base && typeof from === 'string') {
+        const { record } = await getRecord(ctxOf(request), base, from);
+        const copied = Object.fromEntries(base.writable.filter((f) => resource.field(f.name)?.fillable && !f.defaultActor).map((f) => [f.name, record[f.name]]));
+        return formPage(request, reply, { ...copied, ...actor }, { note: `Copied from the ${base.singular} “${recordTitle(base, record)}”.` });
       }
       return formPage(request, reply, actor);
     });

@@ -5,6 +5,7 @@ import type { Member } from '../../../accounts/directory.ts';
 import type { FieldErrors } from '../../../errors.ts';
 import type { ListResult } from '../../../records/operations.ts';
 import type { Row } from '../../../records/repository.ts';
+import { recordResources } from '../../../resources/index.ts';
 import type { Field, Resource } from '../../../schema/resource.ts';
 import { CsrfInput, ErrorSummary, FieldInput } from './form.tsx';
 import { Layout, type PageContext } from './layout.tsx';
@@ -196,7 +197,6 @@ function Pager({ resource, result, query }: { resource: Resource; result: ListRe
 
 export function Results({ ctx, resource, result, query, members, problem, id = 'results', empty }: IndexProps) {
   const fields = indexFields(resource);
-  const togglable = resource.name === 'inquiries';
   if (problem) {
     return (
       <div id={id}>
@@ -229,7 +229,7 @@ export function Results({ ctx, resource, result, query, members, problem, id = '
                     <td class={f.kind.textual && (f.max ?? 0) > 100 ? 'cell-text' : 'cell-short'}>
                       {i === 0
                         ? <a href={`/${resource.name}/${String(record.id)}`}>{record[f.name] === null || record[f.name] === '' ? recordTitle(resource, record) : String(record[f.name])}</a>
-                        : togglable && f.kind.name === 'boolean'
+                        : f.kind.name === 'boolean' && f.fillable
                           ? <StateToggle resource={resource} record={record} field={f} csrf={ctx.csrf} />
                           : <Value field={f} value={record[f.name]} members={members} locale={ctx.locale} />}
                     </td>
@@ -273,7 +273,9 @@ export function DetailPage({ ctx, resource, record, members, extra }: { ctx: Pag
         <h1>{recordTitle(resource, record)}</h1>
         <div class="actions">
           <a class="button" href={`/${resource.name}/${id}/edit`}>Edit</a>
-          {resource.name === 'contacts' ? <a class="button button-secondary" href={`/inquiries/new?from_contact=${id}`}>Create inquiry</a> : null}
+          {recordResources.filter((r) => r.base === resource).map((r) => (
+            <a class="button button-secondary" href={`/${r.name}/new?from=${id}`}>Create {r.singular}</a>
+          ))}
           <a class="button button-danger" href={`/${resource.name}/${id}/delete`}>Delete</a>
         </div>
       </div>
