@@ -41,3 +41,11 @@ export function createMailer(config: Config, log: FastifyBaseLogger): Mailer {
     },
   };
 }
+
+/**
+ * Sends after the answer has gone: how long the answer takes then says nothing
+ * about whether an account exists, and a slow mail server delays no one.
+ */
+export function sendInBackground(log: FastifyBaseLogger, what: string, send: () => Promise<void>): void {
+  setImmediate(() => send().catch((error: unknown) => log.error({ err: error }, `${what} failed`)));
+}

@@ -6,6 +6,7 @@ import { user as userResource } from '../resources/user.ts';
 import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
 import { bodyWith, text } from './input.ts';
+import { sendInBackground } from './mail.ts';
 import { checkPassword } from './passwords.ts';
 import { forgetRememberedDevices } from './remember.ts';
 import { deleteUserSessions, type Session } from './sessions.ts';
@@ -25,7 +26,7 @@ export async function updateProfile(a: Accounts, user: UserRow, session: Session
   if (emailChanges) {
     await setUserColumns(a.database.db, a.database.dialect, user.id, { email_verified_at: null });
     const fresh = (await findUserById(a.database.db, a.database.dialect, user.id))!;
-    void sendVerificationMail(a, fresh).catch((error: unknown) => a.log.error({ err: error }, 'verification mail failed'));
+    sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, fresh));
     return fresh;
   }
   return (await findUserById(a.database.db, a.database.dialect, user.id))!;

@@ -9,6 +9,9 @@ import { countUsers, findUserById, type UserRow } from './store.ts';
 
 const SYSTEM = { id: 0n, role: 'admin' as const };
 
+/** What a person fills in to register (the rest of the profile comes later). */
+export const REGISTER_FIELDS = ['name', 'frist_name', 'last_name', 'email', 'password'] as const;
+
 /** Creates a user through the records operation (same rules and validation), as the given role. */
 export async function createUser(database: Database, body: Record<string, unknown>, role: 'admin' | 'agent'): Promise<UserRow> {
   const { record } = await createRecord({ database, actor: SYSTEM }, user, { ...body, role });

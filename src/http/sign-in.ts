@@ -3,11 +3,16 @@
 // waits for the second factor, whose success rotates the session again.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts } from '../accounts/context.ts';
+import { sendInBackground } from '../accounts/mail.ts';
+import { registerUser } from '../accounts/register.ts';
+import { forgetRememberedDevices } from '../accounts/remember.ts';
+import { deleteSession } from '../accounts/sessions.ts';
+import { sendVerificationMail } from '../accounts/verify-email.ts';
 import { passSecondFactor } from '../accounts/second-factor.ts';
 import { checkCredentials, hasTwoFactor } from '../accounts/sign-in.ts';
 import { findUserById, type UserRow } from '../accounts/store.ts';
 import { AppError } from '../errors.ts';
-import { startSession } from './auth.ts';
+import { clearAuthCookies, startSession } from './auth.ts';
 import { throttles } from './throttle.ts';
 
 export type SignInResult = { user: UserRow; twoFactorDue: boolean };
@@ -16,6 +21,20 @@ export function signInSteps(app: FastifyInstance, a: Accounts) {
   const limit = throttles(app);
   return {
     limit,
+    /** Creates the account (the first is the admin), signs it in, and mails the verification link. */
+    async register(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<UserRow> {
+      const user = await registerUser(a, body);
+      await startSession(a, request, reply, user, {});
+      sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, user));
+      return user;
+    },
+    /** Ends this session (pending or not) and, for a browser, its remembered devices; clears the cookies. */
+    async signOut(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const session = request.session ?? request.pendingSession;
+      if (session) await deleteSession(a, session.id);
+      if (request.user && request.via === 'cookie') await forgetRememberedDevices(a, request.user.id);
+      clearAuthCookies(request, reply);
+    },
     async withPassword(request: FastifyRequest, reply: FastifyReply, email: string, password: string, remember: boolean): Promise<SignInResult> {
       const user = await limit.failures(request, reply, `login:${email.toLowerCase()}:${request.ip}`, () => checkCredentials(a, email, password));
       const twoFactorDue = hasTwoFactor(user);

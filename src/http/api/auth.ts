@@ -3,19 +3,16 @@
 // body, calls an account action, and answers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts } from '../../accounts/context.ts';
+import { sendInBackground } from '../../accounts/mail.ts';
 import { bodyWith, optionalBoolean, optionalText, text } from '../../accounts/input.ts';
 import { passwordProblems } from '../../accounts/passwords.ts';
-import { registerUser } from '../../accounts/register.ts';
-import { forgetRememberedDevices } from '../../accounts/remember.ts';
 import { requestPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
 import { passSecondFactor } from '../../accounts/second-factor.ts';
-import { deleteSession } from '../../accounts/sessions.ts';
 import { checkCredentials, hasTwoFactor } from '../../accounts/sign-in.ts';
 import { publicUser, type UserRow } from '../../accounts/store.ts';
 import { createToken } from '../../accounts/tokens.ts';
 import { sendVerificationMail, verifyEmail } from '../../accounts/verify-email.ts';
 import { AppError, FieldErrorBag } from '../../errors.ts';
-import { clearAuthCookies, startSession } from '../auth.ts';
 import { signInSteps } from '../sign-in.ts';
 
 const tags = ['auth'];
@@ -24,10 +21,6 @@ const userResponse = { type: 'object', properties: { data: { $ref: 'User#' } } }
 const json = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties, required });
 const str = { type: 'string' };
 
-/** Sends mail after the answer, so how long the answer takes says nothing about the account. */
-function later(a: Accounts, what: string, send: () => Promise<void>): void {
-  setImmediate(() => send().catch((error: unknown) => a.log.error({ err: error }, `${what} failed`)));
-}
 
 function secondFactorAnswer(body: Record<string, unknown>, bag: FieldErrorBag): { code?: string; recoveryCode?: string } {
   const code = optionalText(body, 'code', bag, 20);
@@ -44,9 +37,7 @@ export function authRoutes(a: Accounts) {
       config: open,
       schema: { tags, security: [], summary: 'Create an account (the first one is an admin; later ones only when registration is open)', body: { $ref: 'UserInput#' }, response: { 201: userResponse } },
     }, async (request, reply) => {
-      const user = await registerUser(a, request.body);
-      await startSession(a, request, reply, user, {});
-      later(a, 'verification mail', () => sendVerificationMail(a, user));
+      const user = await signIn.register(request, reply, request.body);
       return reply.code(201).send({ data: publicUser(user) });
     });
 
@@ -82,10 +73,7 @@ export function authRoutes(a: Accounts) {
     });
 
     app.post('/logout', { config: open, schema: { tags, security: [], summary: 'Sign out: ends this session and forgets remembered devices' } }, async (request, reply) => {
-      const session = request.session ?? request.pendingSession;
-      if (session) await deleteSession(a, session.id);
-      if (request.user && request.via === 'cookie') await forgetRememberedDevices(a, request.user.id);
-      clearAuthCookies(request, reply);
+      await signIn.signOut(request, reply);
       return reply.code(204).send();
     });
 
@@ -125,7 +113,7 @@ export function authRoutes(a: Accounts) {
       const email = text(body, 'email', bag);
       bag.throwIfAny();
       await limit.attempts(request, reply, `forgot:${email.toLowerCase()}:${request.ip}`);
-      later(a, 'password reset mail', () => requestPasswordReset(a, email));
+      sendInBackground(a.log, 'password reset mail', () => requestPasswordReset(a, email));
       return reply.code(202).send({ message: 'If an account has this address, a reset link is on its way.' });
     });
 
@@ -149,7 +137,7 @@ export function authRoutes(a: Accounts) {
     }, async (request, reply) => {
       const user = request.user!;
       await limit.attempts(request, reply, `verify:${user.id}`);
-      later(a, 'verification mail', () => sendVerificationMail(a, user));
+      sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, user));
       return reply.code(202).send({ message: user.email_verified_at ? 'Your address is already verified.' : 'A verification link is on its way.' });
     });
 

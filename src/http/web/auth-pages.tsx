@@ -3,16 +3,14 @@
 // /api/v1/auth; errors land next to their fields with what was typed kept.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts } from '../../accounts/context.ts';
-import { registerUser } from '../../accounts/register.ts';
-import { forgetRememberedDevices } from '../../accounts/remember.ts';
+import { sendInBackground } from '../../accounts/mail.ts';
+import { REGISTER_FIELDS } from '../../accounts/register.ts';
 import { requestPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
-import { deleteSession } from '../../accounts/sessions.ts';
 import { countUsers } from '../../accounts/store.ts';
 import { passwordProblems } from '../../accounts/passwords.ts';
 import { sendVerificationMail, verifyEmail } from '../../accounts/verify-email.ts';
 import { AppError, type FieldErrors } from '../../errors.ts';
 import { user as userResource } from '../../resources/user.ts';
-import { clearAuthCookies } from '../auth.ts';
 import { signInSteps } from '../sign-in.ts';
 import { pageContext, redirectWith, safeNext } from './context.ts';
 import { sendPage } from './render.tsx';
@@ -53,9 +51,12 @@ function AuthCard({ ctx, title, intro, children }: { ctx: PageContext; title: st
 
 /** Registration and first-admin set-up share this form: the user's required and profile fields. */
 function AccountFields({ form, errors }: { form: Form; errors?: FieldErrors }) {
-  const fields = userResource.writable.filter((f) => ['name', 'frist_name', 'last_name', 'email', 'password'].includes(f.name));
+  const fields = userResource.writable.filter((f) => (REGISTER_FIELDS as readonly string[]).includes(f.name));
   return <>{fields.map((f, i) => <FieldInput field={f} value={form[f.name]} errors={errors?.[f.name]} members={[]} autoFocus={i === 0} />)}</>;
 }
+
+/** The registration fields of a form; an empty box is left out so the operation reports it as required. */
+const registration = (form: Form) => Object.fromEntries(REGISTER_FIELDS.map((name) => [name, form[name]]).filter(([, v]) => v !== undefined && v !== ''));
 
 function errorsOf(error: unknown): FieldErrors {
   if (error instanceof AppError && error.status === 422) return error.errors ?? { '': [error.detail] };
@@ -87,9 +88,7 @@ export function authPages(a: Accounts) {
     app.post('/setup', { config: open, ...csrf }, async (request, reply) => {
       if ((await countUsers(a.database.db)) > 0) return redirectWith(reply, '/login', { kind: 'info', text: 'Leadbook is already set up; sign in.' });
       try {
-        const { password, name, frist_name, last_name, email } = body(request);
-        const user = await registerUser(a, Object.fromEntries(Object.entries({ name, frist_name, last_name, email, password }).filter(([, v]) => v !== undefined && v !== '')));
-        await signIn.withPassword(request, reply, user.email, password ?? '', false);
+        await signIn.register(request, reply, registration(body(request)));
         return redirectWith(reply, '/', { kind: 'success', text: 'Your admin account is ready. Welcome to Leadbook!' });
       } catch (error) {
         return setupPage(request, reply, body(request), errorsOf(error));
@@ -175,10 +174,7 @@ export function authPages(a: Accounts) {
     });
 
     app.post('/logout', { config: open, ...csrf }, async (request, reply) => {
-      const session = request.session ?? request.pendingSession;
-      if (session) await deleteSession(a, session.id);
-      if (request.user) await forgetRememberedDevices(a, request.user.id);
-      clearAuthCookies(request, reply);
+      await signIn.signOut(request, reply);
       return redirectWith(reply, '/login', { kind: 'info', text: 'You are signed out.' });
     });
 
@@ -204,10 +200,7 @@ export function authPages(a: Accounts) {
     app.post('/register', { config: open, ...csrf }, async (request, reply) => {
       const form = body(request);
       try {
-        const { name, frist_name, last_name, email, password } = form;
-        const user = await registerUser(a, Object.fromEntries(Object.entries({ name, frist_name, last_name, email, password }).filter(([, v]) => v !== undefined && v !== '')));
-        await signIn.withPassword(request, reply, user.email, password ?? '', false);
-        void sendVerificationMail(a, user).catch((e: unknown) => a.log.error({ err: e }, 'verification mail failed'));
+        await signIn.register(request, reply, registration(form));
         return redirectWith(reply, '/', { kind: 'success', text: 'Welcome to Leadbook! We sent you a link to confirm your email address.' });
       } catch (error) {
         if (error instanceof AppError && error.status === 403) return redirectWith(reply, '/login', { kind: 'error', text: error.detail });
@@ -238,7 +231,7 @@ export function authPages(a: Accounts) {
         if (error instanceof AppError && error.status === 429) return forgotPage(request, reply, form, { '': [error.detail] }, 429);
         throw error;
       }
-      setImmediate(() => requestPasswordReset(a, form.email!).catch((e: unknown) => a.log.error({ err: e }, 'password reset mail failed')));
+      sendInBackground(a.log, 'password reset mail', () => requestPasswordReset(a, form.email!));
       return redirectWith(reply, '/login', { kind: 'info', text: 'If an account has this address, a reset link is on its way.' });
     });
 
@@ -289,7 +282,7 @@ export function authPages(a: Accounts) {
       )));
     app.post('/verify-email', csrf, async (request, reply) => {
       await signIn.limit.attempts(request, reply, `verify:${request.user!.id}`);
-      setImmediate(() => sendVerificationMail(a, request.user!).catch((e: unknown) => a.log.error({ err: e }, 'verification mail failed')));
+      sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, request.user!));
       return redirectWith(reply, '/verify-email', { kind: 'success', text: 'A new confirmation link is on its way.' });
     });
   };
