@@ -1,9 +1,19 @@
 // Password hashing: argon2id at (at least) OWASP's parameters, computed on
 // libuv's thread pool so the event loop keeps serving. Hashes from the original
 // service (bcrypt, $2y$/$2b$) verify and are upgraded on the next sign-in.
-import { type Algorithm, hash, verify } from '@node-rs/argon2';
-import { verify as verifyBcrypt } from '@node-rs/bcrypt';
+import os from 'node:os';
+import { type Algorithm, hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
+import { verify as bcryptVerify } from '@node-rs/bcrypt';
 import { dictionary } from '@zxcvbn-ts/language-common';
+import pLimit from 'p-limit';
+
+// Each hash takes tens of milliseconds of one core. Run at most one fewer at a
+// time than there are cores, so that a storm of sign-ins queues here instead
+// of taking every core from the requests that need none (reads stay fast).
+const hashing = pLimit(Math.max(1, os.availableParallelism() - 1));
+const hash: typeof argon2Hash = (...args) => hashing(() => argon2Hash(...args));
+const verify: typeof argon2Verify = (...args) => hashing(() => argon2Verify(...args));
+const verifyBcrypt: typeof bcryptVerify = (...args) => hashing(() => bcryptVerify(...args));
 
 // Algorithm is an ambient const enum; 2 is Argon2id.
 const ARGON2 = { algorithm: 2 as Algorithm, memoryCost: 19 * 1024, timeCost: 2, parallelism: 1 };

@@ -1,5 +1,5 @@
 // SQL whose spelling differs between SQLite and PostgreSQL.
-import { type Expression, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Dialect } from '../schema/kinds.ts';
 
 const LIKE_SPECIAL = /[\\%_]/g;
@@ -15,6 +15,42 @@ export function containsText(dialect: Dialect, column: string, term: string): Ex
     return sql<SqlBool>`${sql.ref(column)} ilike ${pattern} escape '\\'`;
   }
   return sql<SqlBool>`instr(lb_fold(${sql.ref(column)}), ${term.toLowerCase()}) > 0`;
+}
+
+/** Words long enough for a trigram index (three characters). */
+export const indexable = (word: string) => [...word].length >= 3;
+
+const ftsQuery = (words: readonly string[]) => words.map((w) => `"${w.toLowerCase().replaceAll('"', '""')}"`).join(' AND ');
+
+/**
+ * Rows where each of `words` occurs in one of the searchable text `columns`,
+ * answered by the trigram index of migration T0003 (a word, holding no
+ * whitespace, can only match inside one field of the newline-joined text):
+ * PostgreSQL: ILIKE on the generated `search_text` column, GIN-indexed.
+ * SQLite: one query of the FTS5 trigram table over lb_fold-ed text; a word
+ * shorter than three characters has no trigram, so it is matched field by
+ * field instead.
+ */
+export function matchesWords(dialect: Dialect, table: string, primaryKey: string, columns: readonly string[], words: readonly string[]): Expression<SqlBool> {
+  if (dialect === 'postgres') return sql<SqlBool>`(${sql.join(words.map((w) => containsText(dialect, 'search_text', w)), sql` and `)})`;
+  const parts = words.filter((w) => !indexable(w)).map((w) => sql`(${sql.join(columns.map((c) => containsText(dialect, c, w)), sql` or `)})`);
+  const long = words.filter(indexable);
+  if (long.length) {
+    const fts = sql.table(`${table}_search`);
+    parts.unshift(sql`${sql.ref(`${table}.${primaryKey}`)} in (select rowid from ${fts} where ${fts} match ${ftsQuery(long)})`);
+  }
+  return sql<SqlBool>`(${sql.join(parts, sql` and `)})`;
+}
+
+/**
+ * How many rows hold every one of `words`, counted in the search index alone,
+ * where that is possible (SQLite, every word indexable); else null.
+ */
+export async function countWordMatches(db: Kysely<any>, dialect: Dialect, table: string, words: readonly string[]): Promise<number | null> {
+  if (dialect !== 'sqlite' || !words.every(indexable)) return null;
+  const fts = sql.table(`${table}_search`);
+  const { rows } = await sql<{ n: number | bigint }>`select count(*) as n from ${fts} where ${fts} match ${ftsQuery(words)}`.execute(db);
+  return Number(rows[0]!.n);
 }
 
 /** NULL is the smallest value on both databases, whatever the direction. */

@@ -7,7 +7,7 @@ import type { Resource } from '../schema/resource.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
 import { hooksFor } from './hooks.ts';
 import { readInput } from './input.ts';
-import { countRows, deleteRow, type Executor, insertRow, type Row, selectById, selectRows, updateRow } from './repository.ts';
+import { countRows, deleteRow, type Executor, insertRow, insertRows, type Row, selectById, selectRows, updateRow } from './repository.ts';
 
 /** Who is acting. */
 export interface Actor {
@@ -156,7 +156,8 @@ export async function createRecord(ctx: Context, resource: Resource, body: unkno
 }
 
 /**
- * Inserts rows from prepareCreate in one transaction: all of them, or, when a
+ * Inserts rows from prepareCreate in one transaction, with multi-row INSERTs
+ * (a statement per row would flush the search index per row): all of them, or, when a
  * unique value turns out to be taken (by a stored record or an earlier row of
  * the batch), the batch is rolled back and each row is retried in its own
  * transaction so that only the rows at fault are refused. Answers, per row,
@@ -167,9 +168,7 @@ export async function insertPreparedBatch(ctx: Context, resource: Resource, rows
   authorize(ctx, resource);
   const { db } = ctx.database;
   try {
-    await db.transaction().execute(async (trx) => {
-      for (const values of rows) await insertPrepared(trx, ctx, resource, values);
-    });
+    await db.transaction().execute((trx) => insertRows(trx, ctx.database.dialect, resource, rows));
     return rows.map(() => null);
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;

@@ -1,8 +1,8 @@
 // SQL for any declared resource. Functions take `db` or a transaction; the
 // caller owns the transaction. Rows are turned into API objects here, in one
 // place, where hidden fields are never selected.
-import { type ExpressionBuilder, type Kysely, type SqlBool, type Expression, sql } from 'kysely';
-import { containsText, orderTerm } from '../db/dialect.ts';
+import { type ExpressionBuilder, type Kysely, type SqlBool, type Expression, expressionBuilder, sql } from 'kysely';
+import { containsText, countWordMatches, matchesWords, orderTerm } from '../db/dialect.ts';
 import type { Filter, ListPlan, SortKey } from '../derive/list-query.ts';
 import type { Dialect } from '../schema/kinds.ts';
 import type { Field, Resource } from '../schema/resource.ts';
@@ -54,13 +54,26 @@ function filterExpression(eb: EB, dialect: Dialect, { field, op, value }: Filter
   }
 }
 
-function searchExpression(eb: EB, dialect: Dialect, resource: Resource, word: string): Expression<SqlBool> {
-  const parts: Expression<SqlBool>[] = resource.searchText.map((f) => containsText(dialect, f.name, word));
-  for (const f of resource.searchIntegral) {
+/** A word that is a whole number may also equal one of the searchable integer fields. */
+const integralMatches = (resource: Resource, word: string) =>
+  resource.searchIntegral.flatMap((f) => {
     const n = f.kind.fromQuery(word, f);
-    if (n.ok) parts.push(eb(f.name, '=', param(f, dialect, n.value)));
-  }
-  return eb.or(parts);
+    return n.ok ? [[f, n.value] as const] : [];
+  });
+
+/** Every word must match: plain words all at once through the search index, a number word also by equality. */
+function searchExpressions(eb: EB, dialect: Dialect, resource: Resource, words: string[]): Expression<SqlBool>[] {
+  const columns = resource.searchText.map((f) => f.name);
+  const text = (w: string[]) => matchesWords(dialect, resource.table, resource.primaryKey.name, columns, w);
+  const plain = words.filter((w) => integralMatches(resource, w).length === 0);
+  const numbers = words.filter((w) => !plain.includes(w));
+  return [
+    ...(plain.length ? [text(plain)] : []),
+    ...numbers.map((w) => eb.or([
+      text([w]),
+      ...integralMatches(resource, w).map(([f, value]) => eb(f.name, '=', param(f, dialect, value))),
+    ])),
+  ];
 }
 
 /**
@@ -87,30 +100,68 @@ function afterExpression(eb: EB, dialect: Dialect, sort: SortKey[], after: unkno
 function whereClause(dialect: Dialect, resource: Resource, plan: Pick<ListPlan, 'words' | 'filters'>) {
   return (eb: EB) =>
     eb.and([
-      ...plan.words.map((w) => searchExpression(eb, dialect, resource, w)),
+      ...searchExpressions(eb, dialect, resource, plan.words),
       ...plan.filters.map((f) => filterExpression(eb, dialect, f)),
     ]);
 }
 
+/**
+ * The number of rows a list matches. Unfiltered, it is the sum of the table's
+ * counters (kept by triggers in every write's transaction, so exact); a list
+ * searched for plain words only is counted in the search index alone where
+ * the dialect can; any other list is counted through the indexes that serve it.
+ */
 export async function countRows(db: Executor, dialect: Dialect, resource: Resource, plan: ListPlan): Promise<number> {
-  const row = await db
-    .selectFrom(resource.table)
-    .select(sql<string | number | bigint>`count(*)`.as('total'))
-    .where(whereClause(dialect, resource, plan))
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
+  if (plan.filters.length === 0 && plan.words.length > 0 && plan.words.every((w) => integralMatches(resource, w).length === 0)) {
+    const counted = await countWordMatches(db, dialect, resource.table, plan.words);
+    if (counted !== null) return counted;
+  }
+  const query = plan.words.length === 0 && plan.filters.length === 0
+    ? db.selectFrom('record_counts').select(sql<string | number | bigint | null>`sum(n)`.as('total')).where('table_name', '=', resource.table)
+    : db.selectFrom(resource.table).select(sql<string | number | bigint>`count(*)`.as('total')).where(whereClause(dialect, resource, plan));
+  const row = await query.executeTakeFirstOrThrow();
+  return Number(row.total ?? 0);
+}
+
+/**
+ * Where a keyset page continues, as conditions each walkable in index order,
+ * to be read one after the other: for one sort key (then the primary key, in
+ * the same direction) a row-value comparison such as (name, id) > (?, ?),
+ * with the rows where the key is NULL (the smallest values) as a segment of
+ * their own. Null for other sorts, which take the general expression.
+ */
+function keysetSegments(eb: EB, dialect: Dialect, sort: SortKey[], after: unknown[]): Expression<SqlBool>[] | null {
+  const pk = sort.at(-1)!;
+  const id = param(pk.field, dialect, after.at(-1));
+  const op = pk.desc ? '<' : '>';
+  if (sort.length === 1) return [eb(pk.field.name, op, id)];
+  const [key] = sort;
+  if (sort.length !== 2 || key!.desc !== pk.desc) return null;
+  const col = key!.field.name;
+  const value = after[0];
+  const isNull = eb(col, 'is', null);
+  if (value === null) {
+    const rest = eb.and([isNull, eb(pk.field.name, op, id)]);
+    return pk.desc ? [rest] : [rest, eb(col, 'is not', null)];
+  }
+  const beyond = eb(eb.refTuple(col, pk.field.name), op, eb.tuple(param(key!.field, dialect, value), id));
+  return pk.desc ? [beyond, isNull] : [beyond];
 }
 
 /** One page of rows; `limit` may exceed the page size by one to learn whether more follow. */
 export async function selectRows(db: Executor, dialect: Dialect, resource: Resource, plan: ListPlan, limit: number, offset: number): Promise<Row[]> {
   let query = db.selectFrom(resource.table).select(columns(resource)).where(whereClause(dialect, resource, plan));
-  const { paging } = plan;
-  if (paging.mode === 'cursor' && paging.after) {
-    const after = paging.after;
-    query = query.where((eb) => afterExpression(eb, dialect, plan.sort, after));
-  }
   for (const key of plan.sort) query = query.orderBy(orderTerm(key.field.name, key.desc));
-  const rows = await query.limit(limit).offset(offset).execute();
+  const { paging } = plan;
+  const after = paging.mode === 'cursor' ? paging.after : null;
+  if (!after) return (await query.limit(limit).offset(offset).execute()).map((row) => rowToRecord(resource, row));
+  const segments = keysetSegments(expressionBuilder(), dialect, plan.sort, after)
+    ?? [afterExpression(expressionBuilder(), dialect, plan.sort, after)];
+  const rows: Row[] = [];
+  for (const segment of segments) {
+    if (rows.length >= limit) break;
+    rows.push(...(await query.where(segment).limit(limit - rows.length).execute()));
+  }
   return rows.map((row) => rowToRecord(resource, row));
 }
 
@@ -133,6 +184,22 @@ export async function insertRow(db: Executor, dialect: Dialect, resource: Resour
     .returning(pk)
     .executeTakeFirstOrThrow();
   return BigInt(row[pk] as string | bigint);
+}
+
+/** Most parameters one statement may carry (SQLite's limit is 32,766; PostgreSQL's 65,535). */
+const MAX_PARAMETERS = 30_000;
+
+/**
+ * Inserts many rows with multi-row INSERT statements, in the caller's
+ * transaction. Every row must name the same columns.
+ */
+export async function insertRows(db: Executor, dialect: Dialect, resource: Resource, rows: readonly Row[]): Promise<void> {
+  if (rows.length === 0) return;
+  const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / Object.keys(rows[0]!).length));
+  for (let start = 0; start < rows.length; start += perStatement) {
+    const chunk = rows.slice(start, start + perStatement).map((values) => toDbValues(resource, dialect, values));
+    await db.insertInto(resource.table).values(chunk).execute();
+  }
 }
 
 export async function updateRow(db: Executor, dialect: Dialect, resource: Resource, id: bigint, values: Row): Promise<void> {
