@@ -1,0 +1,130 @@
+// The search index and the row counters, on each database: a search through
+// the API (trigram index: FTS5 on SQLite, pg_trgm on PostgreSQL) must return
+// exactly the rows a plain scan of every searchable field returns, on
+// generated values full of traps (accents, case pairs that fold oddly, LIKE
+// wildcards, backslashes, quotes, emoji), after creates, edits, deletes and a
+// CSV import; and meta.total, which comes from the counters or the index,
+// must equal a plain count(*).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
+import { type Expression, type SqlBool, sql } from 'kysely';
+import { contact } from '../src/resources/index.ts';
+import { DIALECTS } from './helpers/database.ts';
+import { startApp, type TestApp } from './helpers/app.ts';
+
+// Pieces values are made of: each a trap for case folding, LIKE or FTS query syntax.
+const PIECES = [
+  'sol', 'SOL', 'Sol', 'ar', 'solar', 'é', 'É', 'e\u0301', 'ß', 'SS', 'İ', 'ı', 'i', 'Σ', 'σ', 'ς', 'ǅ', 'ﬁ', 'Å', 'å',
+  '%', '_', '\\', '"', "'", '*', '(', ')', 'AND', 'or', 'NEAR', '-', ':', '^', '😀', '👍🏽', '中文', 'x', 'yz', ' ',
+];
+const RUNS = Number(process.env.LEADBOOK_SOAK ? 200 : 60);
+const TEXT_FIELDS = contact.searchText.map((f) => f.name);
+
+const valueArb = fc.array(fc.constantFrom(...PIECES), { minLength: 0, maxLength: 6 }).map((parts) => parts.join(''));
+const rowArb = fc.record(Object.fromEntries(TEXT_FIELDS.map((name) => [name, fc.option(valueArb, { nil: null })])) as Record<string, fc.Arbitrary<string | null>>);
+// Search words: whitespace-free runs of pieces, one to four of them (so one- and two-character words occur).
+const wordArb = fc.array(fc.constantFrom(...PIECES.filter((p) => p !== ' ')), { minLength: 1, maxLength: 4 }).map((parts) => parts.join(''));
+
+for (const dialect of DIALECTS) {
+  describe(`search index and counters (${dialect})`, { timeout: 180_000 }, () => {
+    let app: TestApp;
+    before(async () => { app = await startApp(dialect); });
+    after(async () => { await app?.close(); });
+
+    /** Ids the API lists for a search, walking every page by cursor; and the total it reports for page 1. */
+    async function apiSearch(search: string): Promise<{ ids: string[]; total: number }> {
+      const first = await app.get(`/api/v1/contacts?search=${encodeURIComponent(search)}&per_page=1`);
+      assert.equal(first.status, 200, first.text);
+      const ids: string[] = [];
+      let cursor = '';
+      for (;;) {
+        const page = await app.get(`/api/v1/contacts?search=${encodeURIComponent(search)}&per_page=100&cursor=${cursor}`);
+        assert.equal(page.status, 200, page.text);
+        ids.push(...page.body.data.map((r: { id: unknown }) => String(r.id)));
+        if (!page.body.meta.next_cursor) break;
+        cursor = page.body.meta.next_cursor;
+      }
+      return { ids: ids.sort(), total: first.body.meta.total };
+    }
+
+    /** The same search as a plain scan of each field, written here without the index. */
+    async function scan(words: string[]): Promise<string[]> {
+      const contains = (column: string, word: string): Expression<SqlBool> =>
+        dialect === 'postgres'
+          ? sql<SqlBool>`${sql.ref(column)} ilike ${`%${word.replace(/[\\%_]/g, '\\$&')}%`} escape '\\'`
+          : sql<SqlBool>`instr(lb_fold(${sql.ref(column)}), ${word.toLowerCase()}) > 0`;
+      const rows = await app.database.db
+        .selectFrom('contacts')
+        .select('id')
+        .where((eb) => eb.and(words.map((w) => eb.or(TEXT_FIELDS.map((c) => contains(c, w))))))
+        .execute();
+      return rows.map((r) => String(r.id)).sort();
+    }
+
+    async function count(): Promise<number> {
+      const row = await app.database.db.selectFrom('contacts').select(sql<number | bigint | string>`count(*)`.as('n')).executeTakeFirstOrThrow();
+      return Number(row.n);
+    }
+
+    async function assertSame(words: string[]) {
+      const search = words.join(' ');
+      const [found, expected] = [await apiSearch(search), await scan(words)];
+      assert.deepEqual(found.ids, expected, `search ${JSON.stringify(search)}: the index and a scan disagree`);
+      assert.equal(found.total, expected.length, `search ${JSON.stringify(search)}: meta.total`);
+    }
+
+    /** Words to try: substrings of stored values (so that most searches find something) and generated ones. */
+    async function wordsToTry(seed: number): Promise<string[][]> {
+      const stored = await app.database.db.selectFrom('contacts').select(TEXT_FIELDS).execute();
+      const values = stored.flatMap((r) => TEXT_FIELDS.map((c) => r[c] as string | null)).filter((v): v is string => !!v && v.trim() !== '');
+      const generated = fc.sample(fc.array(wordArb, { minLength: 1, maxLength: 2 }), { numRuns: RUNS, seed });
+      const cut = fc.sample(fc.tuple(fc.nat(), fc.nat(), fc.integer({ min: 1, max: 6 })), { numRuns: RUNS, seed: seed + 1 }).map(([v, start, length]) => {
+        const chars = [...values[v % values.length]!];
+        const from = start % chars.length;
+        return [chars.slice(from, from + length).join('').split(/\s+/u).find(Boolean) ?? 'x'];
+      });
+      return [...generated, ...cut];
+    }
+
+    test('the indexed search returns what a plain scan returns, with totals that match', async () => {
+      const rows = fc.sample(rowArb, { numRuns: 150, seed: 42 });
+      for (const row of rows) assert.equal((await app.post('/api/v1/contacts', row)).status, 201);
+      const tries = await wordsToTry(7);
+      for (const words of tries) await assertSame(words);
+      const hits = (await Promise.all(tries.map((w) => scan(w)))).filter((ids) => ids.length > 0).length;
+      assert.ok(hits > tries.length / 3, `most searches should find rows (found rows for ${hits} of ${tries.length})`);
+    });
+
+    test('the index follows edits, deletes and imports in the same transaction', async () => {
+      const listed = await app.get('/api/v1/contacts?per_page=100');
+      const ids: string[] = listed.body.data.map((r: { id: unknown }) => String(r.id));
+      const edits = fc.sample(rowArb, { numRuns: 40, seed: 9 });
+      for (const [i, row] of edits.entries()) assert.equal((await app.patch(`/api/v1/contacts/${ids[i]}`, row)).status, 200);
+      for (const id of ids.slice(40, 70)) assert.equal((await app.delete(`/api/v1/contacts/${id}`)).status, 204);
+      const imported = fc.sample(rowArb, { numRuns: 60, seed: 11 });
+      const cell = (v: string | null) => (v === null ? '' : `"${v.replaceAll('"', '""')}"`);
+      const csv = [TEXT_FIELDS.join(','), ...imported.map((r) => TEXT_FIELDS.map((c) => cell(r[c] ?? null)).join(','))].join('\r\n');
+      const form = new FormData();
+      form.append('file', new Blob([csv], { type: 'text/csv' }), 'rows.csv');
+      const report = await app.request('POST', '/api/v1/contacts/import', { body: form });
+      assert.equal(report.status, 200, report.text);
+      assert.equal(report.body.created, 60, report.text);
+      for (const words of await wordsToTry(13)) await assertSame(words);
+    });
+
+    test('an unfiltered total is exact after creates, deletes and imports', async () => {
+      const before = await app.get('/api/v1/contacts?per_page=1');
+      assert.equal(before.body.meta.total, await count());
+      const created = await Promise.all(Array.from({ length: 12 }, (_, i) => app.post('/api/v1/contacts', { name: `counted ${i}` })));
+      for (const r of created) assert.equal(r.status, 201);
+      await Promise.all(created.slice(0, 5).map((r) => app.delete(`/api/v1/contacts/${r.body.data.id}`)));
+      const afterwards = await app.get('/api/v1/contacts?per_page=1');
+      assert.equal(afterwards.body.meta.total, before.body.meta.total + 7);
+      assert.equal(afterwards.body.meta.total, await count());
+      // A rejected write (a validation failure) changes no counter.
+      assert.equal((await app.post('/api/v1/contacts', { name: 'x'.repeat(256) })).status, 422);
+      assert.equal((await app.get('/api/v1/contacts?per_page=1')).body.meta.total, await count());
+    });
+  });
+}
