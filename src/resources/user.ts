@@ -15,10 +15,10 @@ export const user = defineResource({
   access: 'admin',
   fields: {
     id: { kind: 'bigInteger', primary: true, autoIncrement: true, unsigned: true },
-    name: { kind: 'string', max: 255, required: true },
+    name: { kind: 'string', max: 255, required: true, sortable: true },
     frist_name: { kind: 'string', max: 255, label: 'First name' },
     last_name: { kind: 'string', max: 255 },
-    email: { kind: 'string', max: 255, required: true, input: 'email', format: 'email', unique: true },
+    email: { kind: 'string', max: 255, required: true, input: 'email', format: 'email', unique: true, sortable: true },
     email_verified_at: { kind: 'dateTime', managed: true },
     password: { kind: 'password', max: 255, required: true, hidden: true },
     two_factor_secret: { kind: 'text', hidden: true, managed: true },

@@ -70,12 +70,18 @@ async function postgresUp(db: Kysely<any>): Promise<void> {
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
-  if (db.getExecutor().adapter instanceof SqliteAdapter) await sqliteUp(db);
+  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  if (sqlite) await sqliteUp(db);
   else await postgresUp(db);
+  // The users list sorts by name and email too (the records' sort indexes came with T0001).
+  for (const column of ['name', 'email']) {
+    await sql.raw(`create index users_${column}_id on users (${column}${sqlite ? '' : ' nulls first'}, id)`).execute(db);
+  }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  for (const column of ['name', 'email']) await sql.raw(`drop index users_${column}_id`).execute(db);
   for (const table of Object.keys(searchable)) {
     for (const trigger of ['search_insert', 'search_update', 'search_delete', 'count_insert', 'count_delete']) {
       await sql.raw(`drop trigger if exists ${table}_${trigger}${sqlite ? '' : ` on ${table}`}`).execute(db);

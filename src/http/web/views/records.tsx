@@ -157,6 +157,7 @@ function Filters({ resource, query, members }: { resource: Resource; query: Quer
 }
 
 function SortHeader({ resource, field, query }: { resource: Resource; field: Field; query: Query }) {
+  if (!field.sortable) return <th scope="col">{field.label}</th>;
   const current = String(query.sort ?? '');
   const ascending = current === field.name;
   const descending = current === `-${field.name}`;
