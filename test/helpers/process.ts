@@ -31,10 +31,10 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-/** Starts `leadbook serve` and resolves once /healthz answers (or rejects after `timeoutMs`). */
-export async function serveCli(env: Record<string, string>, timeoutMs = 15_000): Promise<Served> {
+/** Starts `leadbook serve [args]` and resolves once /healthz answers (or rejects after `timeoutMs`). */
+export async function serveCli(env: Record<string, string>, timeoutMs = 15_000, args: string[] = []): Promise<Served> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: ROOT });
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: ROOT });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
