@@ -52,7 +52,7 @@ for (const dialect of DIALECTS) {
     async function scan(words: string[]): Promise<string[]> {
       const contains = (column: string, word: string): Expression<SqlBool> =>
         dialect === 'postgres'
-          ? sql<SqlBool>`${sql.ref(column)} ilike ${`%${word.replace(/[\\%_]/g, '\\$&')}%`} escape '\\'`
+          ? sql<SqlBool>`lower(${sql.ref(column)}) like lower(${`%${word.replace(/[\\%_]/g, '\\$&')}%`}) escape '\\'`
           : sql<SqlBool>`instr(lb_fold(${sql.ref(column)}), ${word.toLowerCase()}) > 0`;
       const rows = await app.database.db
         .selectFrom('contacts')

@@ -5,14 +5,17 @@ import type { Dialect } from '../schema/kinds.ts';
 const LIKE_SPECIAL = /[\\%_]/g;
 
 /**
- * Case-insensitive substring match where `%` and `_` in the term are literal.
- * PostgreSQL: ILIKE with the term escaped (pg_trgm indexes can serve it).
- * SQLite: its LIKE folds only ASCII, so compare Unicode-lower-cased text.
+ * Case-insensitive substring match where `%` and `_` in the term are literal:
+ * the lower-cased text holds the lower-cased term.
+ * PostgreSQL: LIKE on lower(); `lowered` says the column is lower-case
+ * already (search_text), so that its trigram index serves the match.
+ * SQLite: its lower() and LIKE fold only ASCII, so lb_fold lower-cases.
  */
-export function containsText(dialect: Dialect, column: string, term: string): Expression<SqlBool> {
+export function containsText(dialect: Dialect, column: string, term: string, lowered = false): Expression<SqlBool> {
   if (dialect === 'postgres') {
     const pattern = `%${term.replace(LIKE_SPECIAL, '\\$&')}%`;
-    return sql<SqlBool>`${sql.ref(column)} ilike ${pattern} escape '\\'`;
+    const text = lowered ? sql.ref(column) : sql`lower(${sql.ref(column)})`;
+    return sql<SqlBool>`${text} like lower(${pattern}) escape '\\'`;
   }
   return sql<SqlBool>`instr(lb_fold(${sql.ref(column)}), ${term.toLowerCase()}) > 0`;
 }
@@ -26,13 +29,13 @@ const ftsQuery = (words: readonly string[]) => words.map((w) => `"${w.toLowerCas
  * Rows where each of `words` occurs in one of the searchable text `columns`,
  * answered by the trigram index of migration T0003 (a word, holding no
  * whitespace, can only match inside one field of the newline-joined text):
- * PostgreSQL: ILIKE on the generated `search_text` column, GIN-indexed.
+ * PostgreSQL: LIKE on the generated, lower-cased `search_text` column, GIN-indexed.
  * SQLite: one query of the FTS5 trigram table over lb_fold-ed text; a word
  * shorter than three characters has no trigram, so it is matched field by
  * field instead.
  */
 export function matchesWords(dialect: Dialect, table: string, primaryKey: string, columns: readonly string[], words: readonly string[]): Expression<SqlBool> {
-  if (dialect === 'postgres') return sql<SqlBool>`(${sql.join(words.map((w) => containsText(dialect, 'search_text', w)), sql` and `)})`;
+  if (dialect === 'postgres') return sql<SqlBool>`(${sql.join(words.map((w) => containsText(dialect, 'search_text', w, true)), sql` and `)})`;
   const parts = words.filter((w) => !indexable(w)).map((w) => sql`(${sql.join(columns.map((c) => containsText(dialect, c, w)), sql` or `)})`);
   const long = words.filter(indexable);
   if (long.length) {
@@ -53,7 +56,12 @@ export async function countWordMatches(db: Kysely<any>, dialect: Dialect, table:
   return Number(rows[0]!.n);
 }
 
-/** NULL is the smallest value on both databases, whatever the direction. */
-export function orderTerm(column: string, desc: boolean): RawBuilder<unknown> {
+/**
+ * NULL is the smallest value on both databases, whatever the direction. A
+ * column that cannot hold NULL is ordered plainly: PostgreSQL would otherwise
+ * not walk its index backwards for `desc nulls last` (its primary key, say).
+ */
+export function orderTerm(column: string, desc: boolean, nullable = true): RawBuilder<unknown> {
+  if (!nullable) return desc ? sql`${sql.ref(column)} desc` : sql`${sql.ref(column)} asc`;
   return desc ? sql`${sql.ref(column)} desc nulls last` : sql`${sql.ref(column)} asc nulls first`;
 }

@@ -151,7 +151,7 @@ function keysetSegments(eb: EB, dialect: Dialect, sort: SortKey[], after: unknow
 /** One page of rows; `limit` may exceed the page size by one to learn whether more follow. */
 export async function selectRows(db: Executor, dialect: Dialect, resource: Resource, plan: ListPlan, limit: number, offset: number): Promise<Row[]> {
   let query = db.selectFrom(resource.table).select(columns(resource)).where(whereClause(dialect, resource, plan));
-  for (const key of plan.sort) query = query.orderBy(orderTerm(key.field.name, key.desc));
+  for (const key of plan.sort) query = query.orderBy(orderTerm(key.field.name, key.desc, key.field.nullable));
   const { paging } = plan;
   const after = paging.mode === 'cursor' ? paging.after : null;
   if (!after) return (await query.limit(limit).offset(offset).execute()).map((row) => rowToRecord(resource, row));

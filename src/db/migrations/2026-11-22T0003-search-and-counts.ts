@@ -6,7 +6,8 @@
 //   SQLite: an FTS5 table with the trigram tokenizer over the text folded to
 //   lower case by lb_fold (the app's own Unicode folding), kept by triggers in
 //   the transaction of every write. Contentless: the text is not stored twice.
-//   PostgreSQL: a generated column with a pg_trgm GIN index; ILIKE uses it.
+//   PostgreSQL: a generated column of the lower-cased text with a pg_trgm GIN
+//   index; LIKE uses it, and rechecks cheaply on text already lower-cased.
 // Counts: record_counts holds each table's row count, kept by triggers, so an
 // unfiltered list's total is exact without counting a million rows. On
 // PostgreSQL each connection adds to its own shard (pid mod 16), so that
@@ -61,7 +62,7 @@ async function postgresUp(db: Kysely<any>): Promise<void> {
   await countFunction('lb_count_inserted', '(select count(*) from new_rows)');
   await countFunction('lb_count_deleted', '-(select count(*) from old_rows)');
   for (const [table, columns] of Object.entries(searchable)) {
-    await run(`alter table ${table} add column search_text text generated always as (${joined(columns).replaceAll('char(10)', 'chr(10)')}) stored`);
+    await run(`alter table ${table} add column search_text text generated always as (lower(${joined(columns).replaceAll('char(10)', 'chr(10)')})) stored`);
     await run(`create index ${table}_search_text on ${table} using gin (search_text gin_trgm_ops)`);
     await run(`insert into record_counts (table_name, shard, n) select '${table}', 0, count(*) from ${table}`);
     await run(`create trigger ${table}_count_insert after insert on ${table} referencing new table as new_rows for each statement execute function lb_count_inserted()`);
@@ -70,13 +71,10 @@ async function postgresUp(db: Kysely<any>): Promise<void> {
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
-  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
-  if (sqlite) await sqliteUp(db);
+  if (db.getExecutor().adapter instanceof SqliteAdapter) await sqliteUp(db);
   else await postgresUp(db);
-  // The users list sorts by name and email too (the records' sort indexes came with T0001).
-  for (const column of ['name', 'email']) {
-    await sql.raw(`create index users_${column}_id on users (${column}${sqlite ? '' : ' nulls first'}, id)`).execute(db);
-  }
+  // The users list sorts by name and email too (the records' sort indexes came with T0001); neither holds NULL.
+  for (const column of ['name', 'email']) await sql.raw(`create index users_${column}_id on users (${column}, id)`).execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
