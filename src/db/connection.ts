@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import pg from 'pg';
 import type { Dialect } from '../schema/kinds.ts';
 
@@ -26,6 +26,8 @@ function openPostgres(url: string): Database {
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
+  // Nor one in use (between the statements of a transaction): its query fails (503), and the pool drops it on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
@@ -40,6 +42,34 @@ function fold(value: unknown): string | null {
   return typeof value === 'string' ? value.toLowerCase() : value === null ? null : String(value).toLowerCase();
 }
 
+/** Statements kept prepared per connection; more distinct SQL than this (unusual filter mixes) is prepared again. */
+const STATEMENT_CACHE = 500;
+
+/**
+ * The connection as Kysely sees it, with prepared statements reused: Kysely
+ * prepares every query it runs, which costs more than running a simple one.
+ * Reuse is safe because Kysely runs one query at a time on a SQLite
+ * connection (a streamed query holds it until the stream ends).
+ */
+function withStatementCache(file: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => { statements.clear(); file.close(); },
+    prepare(text: string) {
+      let statement = statements.get(text);
+      if (statement) {
+        // Most recently used last, so that the first entry is the one to drop.
+        statements.delete(text);
+      } else {
+        statement = file.prepare(text);
+        if (statements.size >= STATEMENT_CACHE) statements.delete(statements.keys().next().value!);
+      }
+      statements.set(text, statement);
+      return statement as unknown as ReturnType<SqliteDatabase['prepare']>;
+    },
+  };
+}
+
 function openSqlite(dataDir: string): Database {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = new SQLite(path.join(dataDir, 'leadbook.sqlite'));
@@ -50,7 +80,7 @@ function openSqlite(dataDir: string): Database {
   // 64-bit integers come back as BigInt so that big-integer fields stay exact.
   file.defaultSafeIntegers(true);
   file.function('lb_fold', { deterministic: true }, fold);
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: file }) });
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
   return {
     db,
     dialect: 'sqlite',
