@@ -137,12 +137,16 @@ const dateTime: FieldKind = {
   fromDb(raw) {
     if (raw === null) return null;
     if (raw instanceof Date) return raw.toISOString();
+    // What the app itself stores: already canonical (the common case, read on every row).
+    if (typeof raw === 'string' && CANONICAL_INSTANT.test(raw)) return raw;
     // Rows written by other tools may hold `YYYY-MM-DD HH:MM:SS` (UTC).
     const parsed = parseDateTime(String(raw).endsWith('Z') ? raw : `${raw}Z`.replace(/^(\d{4}-\d{2}-\d{2})Z$/, '$1'));
     return parsed.ok ? parsed.value : String(raw);
   },
   toDb: (value) => value,
 };
+
+const CANONICAL_INSTANT = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
 
 // Written only, never read back: checked exactly as sent (no trimming), then
 // hashed before it is stored.
