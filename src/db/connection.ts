@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import type { Dialect } from '../schema/kinds.ts';
 
 export interface Database {
@@ -23,7 +24,9 @@ export interface DatabaseOptions {
 // int8 arrives from pg as a digit string by default; keep it so (BigInt later),
 // never as a lossy JS number.
 function openPostgres(url: string): Database {
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  // Loaded only for PostgreSQL, so that an SQLite process does not carry it.
+  const { Pool } = createRequire(import.meta.url)('pg') as typeof pg;
+  const pool = new Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
   // Nor one in use (between the statements of a transaction): its query fails (503), and the pool drops it on release.
