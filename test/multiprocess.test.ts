@@ -137,6 +137,14 @@ for (const dialect of DIALECTS) {
       // Whichever worker each request reaches, the session holds.
       const answers = await Promise.all(Array.from({ length: 12 }, () => call(served.url, 'GET', '/api/v1/me', { cookie })));
       assert.deepEqual(answers.map((r) => r.status), Array(12).fill(200));
+      // Writes from both workers at once: each transaction waits its turn for
+      // the write lock (SQLite: BEGIN IMMEDIATE), none is refused as locked.
+      const token = (await call(served.url, 'POST', '/api/v1/auth/token', { json: { email, password, device_name: 'writer' } })).body.token as string;
+      const created = await call(served.url, 'POST', '/api/v1/contacts', { token, json: { name: 'Contended' } });
+      const writes = await Promise.all(Array.from({ length: 40 }, (_, i) => i % 2
+        ? call(served.url, 'PATCH', `/api/v1/contacts/${created.body.data.id}`, { token, json: { city: `City ${i}` } })
+        : call(served.url, 'POST', '/api/v1/contacts', { token, json: { name: `Writer ${i}` } })));
+      assert.deepEqual(writes.map((r) => r.status).filter((s) => s >= 300), [], writes.filter((r) => r.status >= 300).map((r) => r.text).join('\n'));
       const exited = new Promise<number | null>((resolve) => served.child.once('exit', (code) => resolve(code)));
       served.child.kill('SIGTERM');
       assert.equal(await exited, 0, 'the primary exits 0 once its workers have stopped');

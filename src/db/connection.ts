@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { CompiledQuery, type Driver, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 import type { Dialect } from '../schema/kinds.ts';
@@ -73,6 +73,23 @@ function withStatementCache(file: SQLite.Database): SqliteDatabase {
   };
 }
 
+/**
+ * Transactions begin IMMEDIATE: they take the write lock at BEGIN, waiting
+ * (busy_timeout) for another process's writer to finish. A deferred BEGIN
+ * takes it at the first write, and when another process wrote since the
+ * transaction's first read, SQLite refuses at once ("database is locked"):
+ * `leadbook import` beside a serving app, or several workers, hit that.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    driver.beginTransaction = async (connection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    };
+    return driver;
+  }
+}
+
 function openSqlite(dataDir: string): Database {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = new SQLite(path.join(dataDir, 'leadbook.sqlite'));
@@ -83,7 +100,7 @@ function openSqlite(dataDir: string): Database {
   // 64-bit integers come back as BigInt so that big-integer fields stay exact.
   file.defaultSafeIntegers(true);
   file.function('lb_fold', { deterministic: true }, fold);
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
+  const db = new Kysely<any>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }) });
   return {
     db,
     dialect: 'sqlite',
