@@ -13,6 +13,7 @@ const TITLES: Record<number, string> = {
   409: 'Conflict',
   412: 'Precondition failed',
   413: 'Payload too large',
+  414: 'URI too long',
   415: 'Unsupported media type',
   422: 'Validation failed',
   429: 'Too many requests',

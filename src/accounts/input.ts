@@ -1,5 +1,6 @@
 // Small readers for the account endpoints' bodies; every problem names its field.
 import { AppError, FieldErrorBag } from '../errors.ts';
+import { parseText } from '../schema/values.ts';
 
 export type Body = Record<string, unknown>;
 
@@ -17,9 +18,11 @@ export function bodyWith(body: unknown, allowed: readonly string[]): Body {
 export function text(body: Body, name: string, bag: FieldErrorBag, max = 255): string {
   const value = body[name];
   if (value === undefined || value === null || value === '') { bag.add(name, 'is required'); return ''; }
-  if (typeof value !== 'string') { bag.add(name, 'must be a string'); return ''; }
-  if ([...value].length > max) { bag.add(name, `must be at most ${max} characters`); return ''; }
-  return value;
+  // The same text rules as record fields: no NUL (PostgreSQL cannot hold one, even in
+  // a query parameter) and no lone surrogate (it would become U+FFFD on the way in).
+  const parsed = parseText(value, max);
+  if (!parsed.ok) { bag.add(name, parsed.message); return ''; }
+  return parsed.value;
 }
 
 export function optionalText(body: Body, name: string, bag: FieldErrorBag, max = 255): string | undefined {

@@ -1,6 +1,7 @@
 // Outgoing mail through nodemailer: SMTP when SMTP_URL is set; otherwise each
-// mail is written as an .eml file under DATA_DIR/mail/ and its link is logged,
-// so a laptop install needs no mail server.
+// mail is written as an .eml file under DATA_DIR/mail/ (mode 0600) and the log
+// names that file, so a laptop install needs no mail server. The log never
+// carries the link itself: a reset link holds a one-time secret.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -12,7 +13,7 @@ export interface Mail {
   to: string;
   subject: string;
   text: string;
-  /** The one link the mail is about (logged when mail goes to files). */
+  /** The one link the mail is about (it is in the text; never logged, as it may carry a secret). */
   link: string;
 }
 
@@ -37,7 +38,7 @@ export function createMailer(config: Config, log: FastifyBaseLogger): Mailer {
       await fs.mkdir(dir, { recursive: true });
       const file = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`);
       await fs.writeFile(file, info.message as Buffer, { mode: 0o600 });
-      log.info({ mail: { subject: mail.subject, file, link: mail.link } }, 'mail written to a file (set SMTP_URL to send it)');
+      log.info({ mail: { subject: mail.subject, file } }, 'mail written to a file (set SMTP_URL to send it)');
     },
   };
 }

@@ -4,7 +4,7 @@
 // password change) invalidates every such cookie at once.
 import type { Accounts } from './context.ts';
 import { hmac, randomToken, safeEqual } from './secrets.ts';
-import { findUserById, setUserColumns, type UserRow } from './store.ts';
+import { findUserById, idFromText, setUserColumns, type UserRow } from './store.ts';
 
 function sign(a: Accounts, userId: bigint, expires: number, rememberToken: string): string {
   return hmac(a.key.signing, `remember|${userId}|${expires}|${rememberToken}`);
@@ -26,9 +26,10 @@ export async function rememberCookieFor(a: Accounts, user: UserRow): Promise<{ v
 export async function userFromRememberCookie(a: Accounts, value: string): Promise<UserRow | null> {
   const match = /^(\d{1,19})\.(\d{1,12})\.([\w-]{43})$/.exec(value);
   if (!match) return null;
-  const [, id, expires, signature] = match;
-  if (Number(expires) * 1000 <= Date.now()) return null;
-  const user = await findUserById(a.database.db, a.database.dialect, BigInt(id!));
+  const [, rawId, expires, signature] = match;
+  const id = idFromText(rawId!);
+  if (id === null || Number(expires) * 1000 <= Date.now()) return null;
+  const user = await findUserById(a.database.db, a.database.dialect, id);
   if (!user?.remember_token) return null;
   return safeEqual(sign(a, user.id, Number(expires), user.remember_token), signature!) ? user : null;
 }

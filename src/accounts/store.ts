@@ -24,10 +24,23 @@ export interface UserRow {
 export const nowIso = () => new Date().toISOString();
 export const toIso = (v: unknown) => kinds.dateTime.fromDb(v ?? null) as string | null;
 export const idParam = (dialect: Dialect, id: bigint) => kinds.bigInteger.toDb(id, dialect);
+
+const MAX_ID = 2n ** 63n - 1n;
+
+/**
+ * A row id from text a client sent (a path segment, a cookie): a positive
+ * 64-bit integer, or null. Nineteen digits can pass 2^63 - 1, which neither
+ * database takes as a parameter: such an id names no row, it is no error.
+ */
+export function idFromText(text: string): bigint | null {
+  if (!/^\d{1,19}$/.test(text)) return null;
+  const id = BigInt(text);
+  return id >= 1n && id <= MAX_ID ? id : null;
+}
 export const boolParam = (dialect: Dialect, v: boolean) => kinds.boolean.toDb(v, dialect);
 export const fromDbBool = (v: unknown) => kinds.boolean.fromDb(v ?? null) === true;
 
-function toUserRow(row: Record<string, unknown>): UserRow {
+export function toUserRow(row: Record<string, unknown>): UserRow {
   return {
     ...row,
     id: BigInt(row.id as bigint),
@@ -39,6 +52,9 @@ function toUserRow(row: Record<string, unknown>): UserRow {
 }
 
 export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | null> {
+  // No stored address holds NUL or a lone surrogate (each was checked on the way in), and
+  // PostgreSQL refuses NUL even as a parameter: such a text names nobody.
+  if (email.includes('\u0000') || !email.isWellFormed()) return null;
   const row = await db.selectFrom('users').selectAll().where(sql`lower(email)`, '=', email.toLowerCase()).executeTakeFirst();
   return row ? toUserRow(row) : null;
 }

@@ -2,7 +2,7 @@
 // SHA-256 hash, named, revocable, with the time of last use.
 import type { Accounts } from './context.ts';
 import { randomToken, sha256 } from './secrets.ts';
-import { idParam, nowIso, toIso } from './store.ts';
+import { idParam, nowIso, toIso, toUserRow, type UserRow } from './store.ts';
 
 export interface TokenInfo {
   id: bigint;
@@ -27,16 +27,26 @@ export async function createToken(a: Accounts, userId: bigint, name: string): Pr
   return { token, info: toInfo(row) };
 }
 
-/** The owner of a bearer token, or null. Last use is recorded at most once a minute. */
-export async function findTokenOwner(a: Accounts, token: string): Promise<{ tokenId: bigint; userId: bigint } | null> {
+/**
+ * The user a bearer token belongs to, read with the token in one query (it
+ * runs on every API request), or null. Last use is recorded at most once a minute.
+ */
+export async function findTokenUser(a: Accounts, token: string): Promise<{ tokenId: bigint; user: UserRow } | null> {
   if (!token.startsWith(PREFIX) || token.length > 100) return null;
-  const row = await a.database.db.selectFrom('personal_access_tokens').select(['id', 'user_id', 'last_used_at']).where('token_hash', '=', sha256(token)).executeTakeFirst();
+  const row = await a.database.db
+    .selectFrom('personal_access_tokens as t')
+    .innerJoin('users', 'users.id', 't.user_id')
+    .selectAll('users')
+    .select(['t.id as token_id', 't.last_used_at as token_last_used_at'])
+    .where('t.token_hash', '=', sha256(token))
+    .executeTakeFirst();
   if (!row) return null;
-  const lastUsed = toIso(row.last_used_at);
+  const { token_id: tokenId, token_last_used_at: tokenLastUsed, ...user } = row;
+  const lastUsed = toIso(tokenLastUsed);
   if (!lastUsed || Date.now() - Date.parse(lastUsed) > 60_000) {
-    await a.database.db.updateTable('personal_access_tokens').set({ last_used_at: nowIso() }).where('id', '=', row.id).execute();
+    await a.database.db.updateTable('personal_access_tokens').set({ last_used_at: nowIso() }).where('id', '=', tokenId).execute();
   }
-  return { tokenId: BigInt(row.id as bigint), userId: BigInt(row.user_id as bigint) };
+  return { tokenId: BigInt(tokenId as bigint), user: toUserRow(user) };
 }
 
 export async function listTokens(a: Accounts, userId: bigint): Promise<TokenInfo[]> {

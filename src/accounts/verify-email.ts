@@ -4,7 +4,7 @@
 import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
 import { hmac, safeEqual, sha256 } from './secrets.ts';
-import { findUserById, nowIso, setUserColumns, type UserRow } from './store.ts';
+import { findUserById, idFromText, nowIso, setUserColumns, type UserRow } from './store.ts';
 
 export const VERIFY_LINK_MINUTES = 60;
 
@@ -27,8 +27,9 @@ export async function sendVerificationMail(a: Accounts, user: UserRow): Promise<
 const invalid = () => new AppError(403, 'invalid_signature', 'This verification link is invalid or has expired; ask for a new one.');
 
 export async function verifyEmail(a: Accounts, id: string, hash: string, expires: string, sig: string): Promise<UserRow> {
-  if (!/^\d{1,19}$/.test(id) || !/^\d{1,12}$/.test(expires)) throw invalid();
-  const user = await findUserById(a.database.db, a.database.dialect, BigInt(id));
+  const userId = idFromText(id);
+  if (userId === null || !/^\d{1,12}$/.test(expires)) throw invalid();
+  const user = await findUserById(a.database.db, a.database.dialect, userId);
   if (!user) throw invalid();
   const path = pathFor(user);
   if (path !== `/verify-email/${id}/${hash}` || Number(expires) * 1000 < Date.now() || !safeEqual(signature(a, path, Number(expires)), sig)) throw invalid();

@@ -10,7 +10,7 @@ import type { Accounts } from '../accounts/context.ts';
 import { rememberCookieFor, userFromRememberCookie } from '../accounts/remember.ts';
 import { createSession, deleteSession, findSession, type Session } from '../accounts/sessions.ts';
 import { findUserById, type UserRow } from '../accounts/store.ts';
-import { findTokenOwner } from '../accounts/tokens.ts';
+import { findTokenUser } from '../accounts/tokens.ts';
 import { AppError } from '../errors.ts';
 import type { Actor } from '../records/operations.ts';
 
@@ -77,8 +77,7 @@ async function identify(a: Accounts, request: FastifyRequest, reply: FastifyRepl
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    const owner = match ? await findTokenOwner(a, match[1]!) : null;
-    const user = owner && (await findUserById(a.database.db, a.database.dialect, owner.userId));
+    const user = match ? (await findTokenUser(a, match[1]!))?.user : null;
     // A token that was sent but does not work is an error, never a silent fall back to the cookie.
     if (!user) throw new AppError(401, 'unauthenticated', 'The access token is invalid or has been revoked.');
     Object.assign(request, { user, actor: { id: user.id, role: user.role }, via: 'token' });

@@ -1,7 +1,7 @@
 // Every error leaves as application/problem+json. 4xx details are ours or
 // Fastify's own (safe to show); a 5xx is logged with its cause and answered
 // with a generic message.
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, toProblem } from '../errors.ts';
 
 const FASTIFY_CODES: Record<string, [number, string, string]> = {
@@ -10,6 +10,7 @@ const FASTIFY_CODES: Record<string, [number, string, string]> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'bad_request', 'The Content-Length header does not match the body.'],
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'malformed_json', 'The request body is empty but declared as JSON.'],
   FST_ERR_BAD_URL: [400, 'bad_request', 'The URL is malformed.'],
+  FST_ERR_MAX_PARAM_LENGTH: [414, 'uri_too_long', 'A part of the URL is longer than any this app uses.'],
   FST_ERR_ASYNC_CONSTRAINT: [400, 'bad_request', 'The request could not be routed.'],
 };
 
@@ -17,7 +18,7 @@ const FASTIFY_CODES: Record<string, [number, string, string]> = {
 const UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'SQLITE_BUSY', 'SQLITE_CANTOPEN']);
 
 function isUnavailable(error: Error & { code?: string }): boolean {
-  return (error.code !== undefined && UNAVAILABLE.has(error.code)) || /Connection terminated|timeout exceeded when trying to connect/i.test(error.message);
+  return (error.code !== undefined && UNAVAILABLE.has(error.code)) || /Connection terminated|is not queryable|timeout exceeded when trying to connect/i.test(error.message);
 }
 
 export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
@@ -40,6 +41,23 @@ export function toAppError(error: FastifyError): AppError {
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return new AppError(status, 'bad_request', error.message);
   return new AppError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
+}
+
+/**
+ * Fastify's router refuses a malformed URL or an over-long path parameter
+ * before any route or error handler runs; this answers those as problems too
+ * (the Fastify option `frameworkErrors`).
+ */
+export function sendFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  // No hook runs for these, helmet's neither: the headers every answer carries,
+  // in their strictest form (a problem document needs no sub-resources at all).
+  reply.headers({
+    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'same-origin',
+  });
+  void sendProblem(reply, toAppError(error));
 }
 
 export function registerProblemHandlers(app: FastifyInstance, htmlNotFound?: (reply: FastifyReply) => FastifyReply): void {

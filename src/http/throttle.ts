@@ -1,18 +1,30 @@
 // Throttles with @fastify/rate-limit, counted in the database (shared by every
 // app process): 5 failures a minute per key. A throttled request answers 429
 // with Retry-After, before any password is checked.
+import { createHash } from 'node:crypto';
 import type {} from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
 
 export const THROTTLE = { max: 5, timeWindowMs: 60_000 };
 
+/**
+ * Keys hold what a client typed (an email): one that would not fit the
+ * counters' column (255 characters) or that PostgreSQL cannot store (NUL, a
+ * lone surrogate) is kept as its kind and a hash of the whole key.
+ */
+function storableKey(key: string): string {
+  if (key.length <= 200 && key.isWellFormed() && !key.includes('\u0000')) return key;
+  const kind = key.slice(0, Math.max(0, key.indexOf(':')));
+  return `${kind}:#${createHash('sha256').update(key.toWellFormed()).digest('hex')}`;
+}
+
 export function throttles(app: FastifyInstance) {
   // The key is worked out by the route (it needs the parsed body), then handed to the limiter.
   const keys = new WeakMap<FastifyRequest, string>();
   const check = app.createRateLimit({ max: THROTTLE.max, timeWindow: THROTTLE.timeWindowMs, keyGenerator: (request) => keys.get(request)! });
   const limiter = (request: FastifyRequest, key: string) => {
-    keys.set(request, key);
+    keys.set(request, storableKey(key));
     return (options?: { increment: boolean }) => check(request, options);
   };
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { readAvatar } from '../../accounts/avatar.ts';
 import type { Accounts } from '../../accounts/context.ts';
+import { idFromText } from '../../accounts/store.ts';
 import { notFound } from '../../errors.ts';
 
 /** GET /api/v1/avatars/:userId: the stored, re-encoded image, for any signed-in user. */
@@ -9,7 +10,7 @@ export function avatarRoutes(a: Accounts) {
     app.get('/avatars/:userId', {
       schema: { tags: ['me'], summary: "A user's avatar image", params: { type: 'object', properties: { userId: { type: 'string' } } } },
     }, async (request: FastifyRequest<{ Params: { userId: string } }>, reply) => {
-      const id = /^\d{1,19}$/.test(request.params.userId) ? BigInt(request.params.userId) : null;
+      const id = idFromText(request.params.userId);
       const avatar = id === null ? null : await readAvatar(a, id);
       if (!avatar) throw notFound('This user has no avatar.');
       return reply

@@ -3,19 +3,28 @@
 // query here is scoped to request.user.
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AVATAR_MAX_BYTES, removeAvatar, saveAvatar } from '../../accounts/avatar.ts';
+import { AVATAR_MAX_BYTES, declaresTooLarge, removeAvatar, saveAvatar } from '../../accounts/avatar.ts';
 import { confirmPassword } from '../../accounts/confirm-password.ts';
 import type { Accounts } from '../../accounts/context.ts';
 import { bodyWith, text } from '../../accounts/input.ts';
 import { confirmTwoFactor, disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes } from '../../accounts/manage-two-factor.ts';
 import { changePassword, deleteAccount, signOutOtherSessions, updateProfile } from '../../accounts/profile.ts';
 import { listUserSessions } from '../../accounts/sessions.ts';
-import { findUserById, publicUser, type UserRow } from '../../accounts/store.ts';
+import { findUserById, idFromText, publicUser, type UserRow } from '../../accounts/store.ts';
 import { createToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
 import { AppError, FieldErrorBag, notFound } from '../../errors.ts';
 import { clearAuthCookies } from '../auth.ts';
+import { uploadError } from './csv.ts';
 
 const tags = ['me'];
+
+/** A problem reading an avatar upload as a problem: a limit is a 413, a broken envelope a 400. */
+function avatarUploadError(error: unknown): unknown {
+  const code = (error as { code?: string } | null)?.code ?? '';
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return new AppError(413, 'payload_too_large', 'The avatar may be at most 2 MB.');
+  if (/^FST_(FILES|PARTS|FIELDS)_LIMIT$/.test(code)) return new AppError(413, 'payload_too_large', 'Send one image, in a field named avatar, and nothing else.');
+  return uploadError(error) ?? error;
+}
 const str = { type: 'string' };
 const json = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties, required });
 const userResponse = { type: 'object', properties: { data: { $ref: 'User#' } } };
@@ -58,16 +67,20 @@ export function meRoutes(a: Accounts) {
 
     app.post('/avatar', {
       schema: { tags, summary: 'Upload an avatar (multipart field "avatar": JPEG, PNG, WebP or GIF, at most 2 MB)', consumes: ['multipart/form-data'], response: { 200: userResponse } },
-    }, async (request) => {
+    }, async (request, reply) => {
       if (!request.isMultipart()) throw new AppError(415, 'unsupported_media_type', 'Send the avatar as multipart/form-data, in a field named avatar.');
-      const file = await request.file();
-      if (!file || file.fieldname !== 'avatar') throw new AppError(422, 'validation_failed', 'Send the image in a field named avatar.', { avatar: ['is required'] });
+      if (declaresTooLarge(request.headers['content-length'])) {
+        // The rest is not read: the connection closes after the answer.
+        reply.header('Connection', 'close');
+        throw new AppError(413, 'payload_too_large', 'The avatar may be at most 2 MB.');
+      }
       let upload: Buffer;
       try {
+        const file = await request.file();
+        if (!file || file.fieldname !== 'avatar') throw new AppError(422, 'validation_failed', 'Send the image in a field named avatar.', { avatar: ['is required'] });
         upload = await file.toBuffer();
       } catch (error) {
-        if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError(413, 'payload_too_large', 'The avatar may be at most 2 MB.');
-        throw error;
+        throw avatarUploadError(error);
       }
       await saveAvatar(a, request.user!, upload);
       return { data: publicUser(await fresh(a, request.user!)) };
@@ -139,7 +152,7 @@ export function meRoutes(a: Accounts) {
     });
 
     app.delete('/tokens/:id', { schema: { tags, summary: 'Revoke one of your tokens', params: json({ id: str }) } }, async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
-      const id = /^\d{1,19}$/.test(request.params.id) ? BigInt(request.params.id) : null;
+      const id = idFromText(request.params.id);
       if (id === null || !(await revokeToken(a, request.user!.id, id))) throw notFound('You have no token with this id.');
       return reply.code(204).send();
     });

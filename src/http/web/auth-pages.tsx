@@ -66,7 +66,12 @@ function errorsOf(error: unknown): FieldErrors {
 export function authPages(a: Accounts) {
   return async function plugin(app: FastifyInstance) {
     const signIn = signInSteps(app, a);
-    const body = (request: FastifyRequest) => (request.body ?? {}) as Form;
+    // The form's single text values: a repeated or nested key (an array or object from qs) is no value.
+    const body = (request: FastifyRequest): Form => {
+      const raw = request.body;
+      if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return {};
+      return Object.fromEntries(Object.entries(raw).filter(([, v]) => typeof v === 'string')) as Form;
+    };
     const csrf = { preHandler: app.csrfProtection };
 
     const setupPage = (request: FastifyRequest, reply: FastifyReply, form: Form = {}, errors?: FieldErrors) =>

@@ -7,18 +7,19 @@
 // same account actions as /api/v1/me; no SQL here.
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AVATAR_MAX_BYTES, removeAvatar, saveAvatar } from '../../accounts/avatar.ts';
+import { AVATAR_MAX_BYTES, declaresTooLarge, removeAvatar, saveAvatar } from '../../accounts/avatar.ts';
 import { confirmPassword } from '../../accounts/confirm-password.ts';
 import type { Accounts } from '../../accounts/context.ts';
 import { text } from '../../accounts/input.ts';
 import { confirmTwoFactor, disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes } from '../../accounts/manage-two-factor.ts';
 import { changePassword, deleteAccount, PROFILE_FIELDS, signOutOtherSessions, updateProfile } from '../../accounts/profile.ts';
 import { listUserSessions, passwordRecentlyConfirmed } from '../../accounts/sessions.ts';
-import { publicUser } from '../../accounts/store.ts';
+import { idFromText, publicUser } from '../../accounts/store.ts';
 import { createToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
 import { formInput } from '../../derive/form-values.ts';
 import { AppError, FieldErrorBag } from '../../errors.ts';
 import { user as userResource } from '../../resources/user.ts';
+import { uploadError } from '../api/csv.ts';
 import { clearAuthCookies } from '../auth.ts';
 import { pageContext, redirectWith } from './context.ts';
 import { sendPage } from './render.tsx';
@@ -99,6 +100,10 @@ export function profilePages(a: Accounts) {
     app.post('/profile/avatar', csrf, async (request, reply) => {
       const fail = (message: string, status = 422) => show(request, reply, { form: 'avatar', errors: { avatar: [message] } }, status);
       if (!request.isMultipart()) return fail('Choose an image file to upload.', 415);
+      if (declaresTooLarge(request.headers['content-length'])) {
+        reply.header('Connection', 'close');
+        return fail(`The image is larger than ${MAX_MB} MB; choose a smaller one.`, 413);
+      }
       let upload: Buffer;
       try {
         const file = await request.file();
@@ -108,7 +113,7 @@ export function profilePages(a: Accounts) {
       } catch (error) {
         const code = (error as { code?: string }).code ?? '';
         if (code === 'FST_REQ_FILE_TOO_LARGE') return fail(`The image is larger than ${MAX_MB} MB; choose a smaller one.`, 413);
-        if (code.startsWith('FST_')) return fail('The upload could not be read; choose the image again.', 400);
+        if (code.startsWith('FST_') || uploadError(error)) return fail('The upload could not be read; choose the image again.', 400);
         throw error;
       }
       try {
@@ -208,7 +213,7 @@ export function profilePages(a: Accounts) {
     });
 
     app.post('/profile/tokens/:id/delete', csrf, async (request: IdRequest, reply) => {
-      const id = /^\d{1,19}$/.test(request.params.id) ? BigInt(request.params.id) : null;
+      const id = idFromText(request.params.id);
       const token = id === null ? undefined : (await listTokens(a, request.user!.id)).find((t) => t.id === id);
       if (!token || !(await revokeToken(a, request.user!.id, token.id))) {
         return redirectWith(reply, '/profile', { kind: 'error', text: 'You have no such token; it may have been revoked already.' });

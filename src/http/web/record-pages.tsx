@@ -6,7 +6,7 @@ import { teamMembers } from '../../accounts/directory.ts';
 import type { Database } from '../../db/connection.ts';
 import { formInput } from '../../derive/form-values.ts';
 import { AppError, type FieldErrors } from '../../errors.ts';
-import { createRecord, deleteRecord, getRecord, listRecords, type ListResult, updateRecord } from '../../records/operations.ts';
+import { authorize, createRecord, deleteRecord, getRecord, listRecords, type ListResult, updateRecord } from '../../records/operations.ts';
 import type { Resource } from '../../schema/resource.ts';
 import { contextOf } from '../api/records.ts';
 import { pageContext, redirectWith } from './context.ts';
@@ -87,6 +87,8 @@ export function recordPages(database: Database, resource: Resource) {
       sendPage(reply, <RecordForm ctx={pageContext(request, reply)} resource={resource} values={values} members={await members()} {...options} />, options.errors ? 422 : 200);
 
     app.get(`${base}/new`, async (request, reply) => {
+      // The empty form reads no record, so no operation checks access: check it here (agents get 403 on users).
+      authorize(ctxOf(request), resource);
       // "Created by" starts as the viewer, as the API's default does (an empty select would send "nobody").
       const actor = Object.fromEntries(resource.writable.filter((f) => f.defaultActor).map((f) => [f.name, String(request.user!.id)]));
       // A record of the resource this one extends can start one: its shared fields are copied in.
