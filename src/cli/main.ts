@@ -1,11 +1,21 @@
 // leadbook serve | migrate
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { VERSION } from '../app.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase } from '../db/connection.ts';
 import { migrateToLatest } from '../db/migrate.ts';
+import { serveWorkers } from '../cluster.ts';
 import { serve } from '../server.ts';
+import { exportCommand, importCommand } from './records.ts';
 import { createUserCommand } from './user-create.ts';
+import { backupCommand, restoreCommand } from './backup.ts';
+import { seedCommand, seedOptionParsers } from './seed.ts';
+
+function parseWorkers(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new InvalidArgumentError('give a whole number from 1 to 64.');
+  return n;
+}
 
 const program = new Command('leadbook')
   .description('Leadbook: contacts, inquiries and team accounts, as a JSON API on SQLite or PostgreSQL.')
@@ -27,9 +37,10 @@ program
   .description('migrate the database to the latest version, then serve the API and web app')
   .option('-p, --port <port>', 'port to listen on (overrides PORT)')
   .option('-H, --host <host>', 'address to listen on (overrides HOST)')
-  .action(async (opts: { port?: string; host?: string }) => {
+  .option('-w, --workers <n>', 'app processes sharing the port (default 1; e.g. the number of cores)', parseWorkers)
+  .action(async (opts: { port?: string; host?: string; workers?: number }) => {
     const config = loadConfig({ ...process.env, ...(opts.port ? { PORT: opts.port } : {}), ...(opts.host ? { HOST: opts.host } : {}) });
-    await serve(config);
+    await (opts.workers && opts.workers > 1 ? serveWorkers(config, opts.workers) : serve(config));
   });
 
 program
@@ -54,6 +65,45 @@ program
   .option('--name <name>', 'the name shown in the app (default: the part of the email before @)')
   .option('--admin', 'make the account an admin (default: agent)')
   .action(createUserCommand);
+
+program
+  .command('backup')
+  .description('write a consistent snapshot of the database to FILE while the app keeps serving (SQLite: online backup; PostgreSQL: pg_dump --format=custom)')
+  .argument('<file>', 'the backup file to write (replaced whole, never half-written)')
+  .action(backupCommand);
+
+program
+  .command('restore')
+  .description('replace the database with a backup made by `leadbook backup` (SQLite: stop the app first; PostgreSQL: pg_restore --clean, in one transaction)')
+  .argument('<file>', 'the backup file to read')
+  .action(restoreCommand);
+
+program
+  .command('seed')
+  .description('add deterministic fake contacts and inquiries (and 20 team agents) for trying the app or benchmarking it')
+  .option('--contacts <n>', 'how many contacts to add', seedOptionParsers.contacts, 0)
+  .option('--inquiries <n>', 'how many inquiries to add', seedOptionParsers.inquiries, 0)
+  .option('--seed <s>', 'the same seed gives the same rows', seedOptionParsers.seed, 1)
+  .action(seedCommand);
+
+program
+  .command('import')
+  .description('import a CSV file (a header row of field names, then one record per row) into contacts, inquiries or users; invalid rows are listed and skipped, valid ones kept')
+  .argument('<resource>', 'contacts, inquiries or users')
+  .argument('<file>', 'the CSV file')
+  .option('--as <email>', 'the admin the records are created by (default: the first admin)')
+  .option('--report <file>', 'write the full report (every failed row and its errors) as JSON')
+  .action(importCommand);
+
+program
+  .command('export')
+  .description('export contacts, inquiries or users as CSV, streamed, to a file or standard output')
+  .argument('<resource>', 'contacts, inquiries or users')
+  .argument('[file]', 'the file to write (default: standard output)')
+  .option('--query <params>', "the list's search, filter and sort, as in the API, e.g. 'search=solar&filter[city]=Paris&sort=name'")
+  .option('--as <email>', 'the admin who exports (default: the first admin)')
+  .option('--bom', 'start with a UTF-8 byte order mark, for Excel')
+  .action(exportCommand);
 
 program.parseAsync().catch((error: unknown) => {
   console.error(`leadbook: ${error instanceof Error ? error.message : String(error)}`);
