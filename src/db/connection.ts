@@ -26,7 +26,9 @@ export interface DatabaseOptions {
 function openPostgres(url: string): Database {
   // Loaded only for PostgreSQL, so that an SQLite process does not carry it.
   const { Pool } = createRequire(import.meta.url)('pg') as typeof pg;
-  const pool = new Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  // A database that does not answer a connection within 2 s counts as away (503);
+  // keep-alive probes find connections that a network cut left half-open.
+  const pool = new Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 2000, keepAlive: true });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
   // Nor one in use (between the statements of a transaction): its query fails (503), and the pool drops it on release.

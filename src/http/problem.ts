@@ -63,7 +63,9 @@ export function sendFrameworkError(error: FastifyError, _request: FastifyRequest
 export function registerProblemHandlers(app: FastifyInstance, htmlNotFound?: (reply: FastifyReply) => FastifyReply): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error);
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    // The database being away is expected to pass: one warning line per request, no stack.
+    if (appError.status === 503) request.log.warn({ code: appError.code, cause: error.message }, 'database unavailable');
+    else if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     if (appError.status === 503) reply.header('Retry-After', '5');
     return sendProblem(reply, appError);
   });
