@@ -2,20 +2,12 @@
 // as servers, and the load generator. Each is ended by its own pid.
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
+import { freePort } from '../test/helpers/process.ts';
 import type { LoadJob, LoadResult } from './load.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/leadbook.js');
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A number from /proc/<pid>/status in kB (VmRSS: resident now; VmHWM: the peak), or null when the process is gone. */
 export function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {

@@ -242,16 +242,7 @@ export async function countOf(client: Api, resource: string): Promise<number> {
   return page.body.meta.total;
 }
 
-/** A small seeded generator (mulberry32), so that a failing run can be repeated with LEADBOOK_SEED. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded generator, so that a failing run can be repeated with LEADBOOK_SEED. */
+export { prng as random } from '../../../src/cli/fake-data.ts';
 
 export const seedOf = () => Number(process.env.LEADBOOK_SEED) || Math.floor(Math.random() * 2 ** 31);
