@@ -5,14 +5,12 @@
 import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import qs from 'qs';
-import { loadConfig } from '../config.ts';
-import { type Database, openDatabase } from '../db/connection.ts';
-import { migrateToLatest } from '../db/migrate.ts';
-import { AppError } from '../errors.ts';
+import type { Database } from '../db/connection.ts';
 import { exportCsv, importCsv } from '../records/csv.ts';
 import { type Context, listRecords } from '../records/operations.ts';
 import { recordResources } from '../resources/index.ts';
 import type { Resource } from '../schema/resource.ts';
+import { withDatabase } from './database.ts';
 import { progress } from './progress.ts';
 
 function resourceNamed(name: string): Resource {
@@ -27,22 +25,6 @@ async function adminContext(database: Database, email?: string): Promise<Context
   const admin = await query.executeTakeFirst();
   if (!admin) throw new Error(email ? `no admin has the email ${email}` : 'there is no admin yet: create one with leadbook user:create --admin --email …');
   return { database, actor: { id: BigInt(admin.id as string | number | bigint), role: 'admin' } };
-}
-
-async function withDatabase(work: (database: Database) => Promise<void>): Promise<void> {
-  const database = openDatabase(loadConfig());
-  try {
-    await migrateToLatest(database.db);
-    await work(database);
-  } catch (error) {
-    if (error instanceof AppError) {
-      const fields = Object.entries(error.errors ?? {}).map(([field, messages]) => `\n  ${field}: ${messages.join('; ')}`);
-      throw new Error(`${error.detail}${fields.join('')}`);
-    }
-    throw error;
-  } finally {
-    await database.close();
-  }
 }
 
 export interface ImportCommandOptions { as?: string; report?: string }

@@ -6,13 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import { hashPassword } from '../accounts/passwords.ts';
 import { findUserByEmail } from '../accounts/store.ts';
-import { loadConfig } from '../config.ts';
-import { type Database, openDatabase } from '../db/connection.ts';
-import { migrateToLatest } from '../db/migrate.ts';
+import type { Database } from '../db/connection.ts';
 import { insertRows } from '../records/repository.ts';
 import { contact, inquiry, user } from '../resources/index.ts';
 import type { Resource } from '../schema/resource.ts';
 import { AGENTS, ContactFaker, type FakeRow, InquiryFaker } from './fake-data.ts';
+import { withDatabase } from './database.ts';
 import { progress } from './progress.ts';
 
 /** Rows per transaction. */
@@ -71,9 +70,7 @@ function count(name: string) {
 export const seedOptionParsers = { contacts: count('--contacts'), inquiries: count('--inquiries'), seed: count('--seed') };
 
 export async function seedCommand(opts: SeedOptions): Promise<void> {
-  const database = openDatabase(loadConfig());
-  try {
-    await migrateToLatest(database.db);
+  await withDatabase(async (database) => {
     const total = opts.contacts + opts.inquiries;
     const bar = progress('seeding', total, 'rows');
     const started = performance.now();
@@ -86,7 +83,5 @@ export async function seedCommand(opts: SeedOptions): Promise<void> {
     const rate = seconds > 0 ? Math.round(total / seconds) : total;
     const n = (x: number) => x.toLocaleString('en-US');
     console.log(`Seeded ${n(opts.contacts)} contacts and ${n(opts.inquiries)} inquiries (seed ${opts.seed}) in ${seconds.toFixed(1)} s: ${n(rate)} rows/s.`);
-  } finally {
-    await database.close();
-  }
+  });
 }

@@ -3,10 +3,7 @@
 // travels as an argument, where `ps` and shell history would see it.
 import readline from 'node:readline';
 import { createUser } from '../accounts/register.ts';
-import { loadConfig } from '../config.ts';
-import { openDatabase } from '../db/connection.ts';
-import { migrateToLatest } from '../db/migrate.ts';
-import { AppError } from '../errors.ts';
+import { withDatabase } from './database.ts';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -26,20 +23,9 @@ function prompt(question: string): Promise<string> {
 
 export async function createUserCommand(opts: { email: string; name?: string; admin?: boolean }): Promise<void> {
   const password = process.stdin.isTTY ? await prompt('Password: ') : await readStdin();
-  const config = loadConfig();
-  const database = openDatabase(config);
-  try {
-    await migrateToLatest(database.db);
+  await withDatabase(async (database) => {
     const name = opts.name ?? opts.email.split('@')[0] ?? opts.email;
     const user = await createUser(database, { name, email: opts.email, password }, opts.admin ? 'admin' : 'agent');
     console.log(`Created ${user.role} ${user.email} (id ${user.id}).`);
-  } catch (error) {
-    if (error instanceof AppError && error.errors) {
-      const lines = Object.entries(error.errors).map(([field, messages]) => `  ${field}: ${messages.join('; ')}`);
-      throw new Error(`the account was not created:\n${lines.join('\n')}`);
-    }
-    throw error;
-  } finally {
-    await database.close();
-  }
+  }, 'the account was not created:');
 }
