@@ -117,7 +117,7 @@ for (const dialect of DIALECTS) {
       // A password reset by mail (written to a file), the reset page opened from its link, and a new password.
       const mails = mailsOf(own).length;
       assert.equal((await own.request('POST', '/api/v1/auth/forgot-password', { json: { email: user.email }, token: null })).status, 202);
-      const mail = await nextMail(own, mails);
+      const mail = await nextMail(own, mails, (m) => m.link?.pathname === '/reset-password');
       const resetToken = mail.link!.searchParams.get('token')!;
       // The page the link opens carries the token on into its form: that answer, and no other, shows it.
       assert.equal((await own.client().get(`/reset-password?token=${encodeURIComponent(resetToken)}&email=${encodeURIComponent(user.email)}`)).status, 200);
@@ -132,7 +132,7 @@ for (const dialect of DIALECTS) {
       const fresh = ledger.issued((await tokenFor(own, { ...user, password: newPassword }, { recovery_code: renewed.body.recovery_codes[2] })).body.token, 'bearer token');
       const before = mailsOf(own).length;
       assert.equal((await own.request('POST', '/api/v1/auth/email/verification-notification', { token: fresh })).status, 202);
-      const verification = await nextMail(own, before);
+      const verification = await nextMail(own, before, (m) => m.link?.searchParams.has('signature') === true);
       ledger.used(verification.link!.searchParams.get('signature')!, 'verification signature');
       assert.equal((await own.request('GET', `/api/v1/auth${verification.link!.pathname}${verification.link!.search}`, { token: null })).status, 200);
       const changed = ledger.used(`changed pass ${hex(6)}`, 'changed password');
@@ -418,8 +418,7 @@ for (const dialect of DIALECTS) {
       const ask = async (email: string) => {
         const count = mailsOf(app).length;
         assert.equal((await app.request('POST', '/api/v1/auth/forgot-password', { json: { email }, token: null })).status, 202);
-        const mail = await nextMail(app, count);
-        assert.equal(mail.link?.pathname, '/reset-password');
+        const mail = await nextMail(app, count, (m) => m.link?.pathname === '/reset-password');
         return mail.link!.searchParams.get('token')!;
       };
       const reset = (token: string, email: string, password: string) => app.request('POST', '/api/v1/auth/reset-password', { json: { token, email, password }, token: null });

@@ -109,12 +109,19 @@ export function mailsOf(app: TestApp): { file: string; text: string; link: URL |
   });
 }
 
-/** Waits until there are more than `count` mails, and answers the newest. */
-export async function nextMail(app: TestApp, count: number, timeoutMs = 5000): Promise<{ file: string; text: string; link: URL | undefined }> {
+type Mail = ReturnType<typeof mailsOf>[number];
+
+/**
+ * Waits for a mail after the first `count` that `wanted` accepts, and answers
+ * the newest such. Mails go out after the answer, so one from an earlier
+ * request (a "password changed" notice) may land after `count` was taken;
+ * and a file may be read before it is wholly written: both are waited out.
+ */
+export async function nextMail(app: TestApp, count: number, wanted: (mail: Mail) => boolean = () => true, timeoutMs = 5000): Promise<Mail> {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    const mails = mailsOf(app);
-    if (mails.length > count) return mails.at(-1)!;
+    const found = mailsOf(app).slice(count).filter(wanted);
+    if (found.length) return found.at(-1)!;
     if (Date.now() > end) throw new Error(`no new mail in ${app.dataDir}/mail within ${timeoutMs} ms`);
     await sleep(25);
   }
