@@ -77,7 +77,11 @@ for (const dialect of DIALECTS) {
     test('a session idle past its limit ends; a confirmed password covers sensitive calls only for a while', async () => {
       const client = app.client();
       assert.equal((await client.post('/api/v1/auth/login', { email: app.admin.email, password: app.admin.password })).status, 200);
-      // Signing in confirms the password: a token can be made without sending it again.
+      // Signing in is no confirmation (CONTRACT.md, Roles): a fresh session alone cannot make a token.
+      const fresh = await client.post('/api/v1/me/tokens', { name: 'fresh sign-in' });
+      assert.equal(fresh.status, 422);
+      assert.ok(fresh.body.errors.password, 'names password');
+      assert.equal((await client.post('/api/v1/me/confirm-password', { password: app.admin.password })).status, 204);
       assert.equal((await client.post('/api/v1/me/tokens', { name: 'no password needed' })).status, 201);
       const { db } = app.database;
       const old = new Date(Date.now() - 181 * 60_000).toISOString();

@@ -66,7 +66,7 @@ for (const dialect of DIALECTS) {
 
     test('a new token is shown once, works, and stops working when revoked', async () => {
       const client = await signIn(app);
-      const created = await submit(client, '/profile', '/profile/tokens', { name: 'CRM sync' });
+      const created = await submit(client, '/profile', '/profile/tokens', { name: 'CRM sync', password: app.admin.password });
       assert.equal(created.status, 200, created.text);
       assert.equal(created.headers.get('cache-control'), 'no-store');
       const token = /id="new-token">(lb_[^<]+)</.exec(created.text)?.[1];
@@ -124,7 +124,7 @@ for (const dialect of DIALECTS) {
 
     test('two-factor: QR and key once, a wrong code is refused on the page, the right one shows 8 recovery codes', async () => {
       const client = await signIn(app);
-      const setup = await submit(client, '/profile', '/profile/two-factor', {});
+      const setup = await submit(client, '/profile', '/profile/two-factor', { password: app.admin.password });
       assert.equal(setup.status, 200, setup.text);
       assert.match(setup.text, /<div class="qr" role="img" aria-label="QR code for your authenticator app"><svg /);
       const secret = /id="two-factor-secret">([A-Z2-7]+)</.exec(setup.text)?.[1];

@@ -1,10 +1,16 @@
 // Sensitive changes need the password: sent with the request, or confirmed on
-// this session within the configured window (the web app asks once).
+// this session within the configured window (POST /me/confirm-password, or a
+// password typed into an earlier sensitive form). Signing in does not open the
+// window: a session cookie alone, taken from an unattended browser, must not
+// be enough to delete the account or turn two-factor off.
 import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
 import { checkPassword } from './passwords.ts';
 import { markPasswordConfirmed, passwordRecentlyConfirmed, type Session } from './sessions.ts';
 import type { UserRow } from './store.ts';
+
+/** Said of every sensitive route in the API reference; the tests find the sensitive routes by it. */
+export const SENSITIVE = 'Sensitive: send `password`, or confirm it first with POST /api/v1/me/confirm-password (it then covers this session for PASSWORD_CONFIRM_MINUTES, 180 by default). Signing in does not count as a confirmation.';
 
 const wrong = () => new AppError(422, 'validation_failed', 'The password is not correct.', { password: ['is not correct'] });
 

@@ -1,11 +1,16 @@
 // Enable → confirm → (regenerate codes) → disable. Enabling stores a sealed
-// secret but leaves 2FA off until a code from the app confirms it.
+// secret but leaves 2FA off until a code from the app confirms it. Enabling,
+// new codes and disabling each confirm the password themselves, so the API and
+// the pages cannot disagree about when it is needed.
 import { AppError } from '../errors.ts';
+import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
+import type { Session } from './sessions.ts';
 import { findUserById, nowIso, setUserColumns, type UserRow } from './store.ts';
-import { acceptCode, forgetTotpStep, newRecoveryCodes, newSecret } from './two-factor.ts';
+import { acceptCode, codeRefusal, forgetTotpStep, newRecoveryCodes, newSecret } from './two-factor.ts';
 
-export async function enableTwoFactor(a: Accounts, user: UserRow) {
+export async function enableTwoFactor(a: Accounts, user: UserRow, session: Session | undefined, password: unknown) {
+  await confirmPassword(a, user, session, password);
   if (user.two_factor_confirmed_at) throw new AppError(409, 'two_factor_enabled', 'Two-factor authentication is already on; disable it first to set up a new app.');
   const fresh = await newSecret(a, user.email);
   await setUserColumns(a.database.db, a.database.dialect, user.id, { two_factor_secret: fresh.sealed, two_factor_recovery_codes: null, two_factor_confirmed_at: null });
@@ -16,22 +21,26 @@ export async function enableTwoFactor(a: Accounts, user: UserRow) {
 export async function confirmTwoFactor(a: Accounts, user: UserRow, code: string): Promise<string[]> {
   if (!user.two_factor_secret) throw new AppError(409, 'two_factor_not_started', 'Start by enabling two-factor authentication.');
   if (user.two_factor_confirmed_at) throw new AppError(409, 'two_factor_enabled', 'Two-factor authentication is already confirmed.');
-  if (!(await acceptCode(a, user.id, user.two_factor_secret, code.replace(/\s/g, '')))) {
-    throw new AppError(422, 'validation_failed', 'The code is not valid.', { code: ['is not valid; enter the current code from your app'] });
+  const check = await acceptCode(a, user.id, user.two_factor_secret, code.replace(/\s/g, ''));
+  if (check !== 'accepted') {
+    const message = check === 'used' ? codeRefusal(check) : 'is not valid; enter the current code from your app';
+    throw new AppError(422, 'validation_failed', `The code ${message}.`, { code: [message] });
   }
   const { codes, stored } = newRecoveryCodes();
   await setUserColumns(a.database.db, a.database.dialect, user.id, { two_factor_confirmed_at: nowIso(), two_factor_recovery_codes: stored });
   return codes;
 }
 
-export async function regenerateRecoveryCodes(a: Accounts, user: UserRow): Promise<string[]> {
+export async function regenerateRecoveryCodes(a: Accounts, user: UserRow, session: Session | undefined, password: unknown): Promise<string[]> {
+  await confirmPassword(a, user, session, password);
   if (!user.two_factor_confirmed_at) throw new AppError(409, 'two_factor_disabled', 'Two-factor authentication is off.');
   const { codes, stored } = newRecoveryCodes();
   await setUserColumns(a.database.db, a.database.dialect, user.id, { two_factor_recovery_codes: stored });
   return codes;
 }
 
-export async function disableTwoFactor(a: Accounts, user: UserRow): Promise<UserRow> {
+export async function disableTwoFactor(a: Accounts, user: UserRow, session: Session | undefined, password: unknown): Promise<UserRow> {
+  await confirmPassword(a, user, session, password);
   await setUserColumns(a.database.db, a.database.dialect, user.id, { two_factor_secret: null, two_factor_recovery_codes: null, two_factor_confirmed_at: null });
   return (await findUserById(a.database.db, a.database.dialect, user.id))!;
 }

@@ -1,6 +1,7 @@
 // A user's own profile: the same validation as the users records, minus what
 // only an admin may set (role) or what has its own flow (password, avatar).
 import { AppError, FieldErrorBag } from '../errors.ts';
+import { readInput } from '../records/input.ts';
 import { deleteRecord, updateRecord } from '../records/operations.ts';
 import { user as userResource } from '../resources/user.ts';
 import { confirmPassword } from './confirm-password.ts';
@@ -20,7 +21,11 @@ export async function updateProfile(a: Accounts, user: UserRow, session: Session
   const input = bodyWith(body, [...PROFILE_FIELDS, 'password']);
   const { password, ...changes } = input;
   const emailChanges = typeof changes.email === 'string' && changes.email.toLowerCase() !== user.email.toLowerCase();
-  if (emailChanges) await confirmPassword(a, user, session, password);
+  if (emailChanges) {
+    // Wrong fields are said first: asking for the password of a change that cannot be saved anyway helps nobody.
+    readInput(userResource, changes, 'update');
+    await confirmPassword(a, user, session, password);
+  }
   else if (password !== undefined) throw new AppError(422, 'validation_failed', 'Change your password with PUT /api/v1/me/password.', { password: ['is changed with PUT /api/v1/me/password'] });
   await updateRecord({ database: a.database, actor: SELF }, userResource, String(user.id), changes);
   if (emailChanges) {

@@ -3,13 +3,13 @@
 // requests racing with the same code cannot both win).
 import type { Accounts } from './context.ts';
 import { idParam, type UserRow } from './store.ts';
-import { acceptCode, spendRecoveryCode } from './two-factor.ts';
+import { acceptCode, type CodeCheck, spendRecoveryCode } from './two-factor.ts';
 
-export async function passSecondFactor(a: Accounts, user: UserRow, answer: { code?: string; recoveryCode?: string }): Promise<boolean> {
+export async function passSecondFactor(a: Accounts, user: UserRow, answer: { code?: string; recoveryCode?: string }): Promise<CodeCheck> {
   if (answer.code !== undefined) return acceptCode(a, user.id, user.two_factor_secret, answer.code.replace(/\s/g, ''));
-  if (answer.recoveryCode === undefined) return false;
+  if (answer.recoveryCode === undefined) return 'invalid';
   const remaining = spendRecoveryCode(user.two_factor_recovery_codes, answer.recoveryCode);
-  if (remaining === null) return false;
+  if (remaining === null) return 'invalid';
   const { db, dialect } = a.database;
   const result = await db
     .updateTable('users')
@@ -17,5 +17,5 @@ export async function passSecondFactor(a: Accounts, user: UserRow, answer: { cod
     .where('id', '=', idParam(dialect, user.id))
     .where('two_factor_recovery_codes', '=', user.two_factor_recovery_codes)
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return result.numUpdatedRows > 0n ? 'accepted' : 'invalid';
 }

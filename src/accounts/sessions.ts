@@ -43,7 +43,7 @@ function toSession(row: Record<string, unknown>): Session {
 export async function createSession(
   a: Accounts,
   userId: bigint,
-  options: { twoFactorPending?: boolean; rememberMe?: boolean; passwordConfirmed?: boolean; ip?: string; userAgent?: string },
+  options: { twoFactorPending?: boolean; rememberMe?: boolean; ip?: string; userAgent?: string },
 ): Promise<NewSession> {
   const token = randomToken();
   const now = nowIso();
@@ -53,7 +53,8 @@ export async function createSession(
     user_id: idParam(a.database.dialect, userId),
     two_factor_pending: boolParam(a.database.dialect, options.twoFactorPending ?? false),
     remember_me: boolParam(a.database.dialect, options.rememberMe ?? false),
-    password_confirmed_at: options.passwordConfirmed ? now : null,
+    // Signing in is no password confirmation (CONTRACT.md, Roles): the window opens only when asked.
+    password_confirmed_at: null,
     ip: options.ip?.slice(0, 64) ?? null,
     user_agent: options.userAgent?.slice(0, 255) ?? null,
     created_at: now,

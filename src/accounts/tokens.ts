@@ -1,7 +1,9 @@
 // Personal access tokens: `lb_` and 256 random bits, shown once, stored as a
 // SHA-256 hash, named, revocable, with the time of last use.
+import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
 import { randomToken, sha256 } from './secrets.ts';
+import type { Session } from './sessions.ts';
 import { idParam, nowIso, toIso, toUserRow, type UserRow } from './store.ts';
 
 export interface TokenInfo {
@@ -25,6 +27,12 @@ export async function createToken(a: Accounts, userId: bigint, name: string): Pr
     .returning(['id', 'name', 'created_at', 'last_used_at'])
     .executeTakeFirstOrThrow();
   return { token, info: toInfo(row) };
+}
+
+/** A token the signed-in user makes for themself: a new way into the account, so it takes the password. */
+export async function createOwnToken(a: Accounts, user: UserRow, session: Session | undefined, name: string, password: unknown) {
+  await confirmPassword(a, user, session, password);
+  return createToken(a, user.id, name);
 }
 
 /**

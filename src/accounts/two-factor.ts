@@ -32,17 +32,24 @@ export async function newSecret(a: Accounts, email: string): Promise<NewSecret> 
   return { secret, sealed: encrypt(a.key, secret), otpauthUrl, qrSvg };
 }
 
+/** What became of a code: `used` is a right code whose step was already spent (say so: the user only has to wait). */
+export type CodeCheck = 'accepted' | 'used' | 'invalid';
+
+/** The field message for a refused code. */
+export const codeRefusal = (check: CodeCheck): string =>
+  check === 'used' ? 'was already used; wait for the next code from your app (a new one appears every 30 seconds)' : 'is not valid';
+
 /**
  * Accepts a code once: finds the step it belongs to (±1 step), then records
- * that step only if it is later than the last accepted one. False on a wrong,
- * stale or replayed code.
+ * that step only if it is later than the last accepted one. `used` for a code
+ * of a step already spent (a replay, or the code that just confirmed the app).
  */
-export async function acceptCode(a: Accounts, userId: bigint, sealedSecret: string | null, code: string, now = Date.now()): Promise<boolean> {
-  if (!sealedSecret || !/^\d{6}$/.test(code)) return false;
+export async function acceptCode(a: Accounts, userId: bigint, sealedSecret: string | null, code: string, now = Date.now()): Promise<CodeCheck> {
+  if (!sealedSecret || !/^\d{6}$/.test(code)) return 'invalid';
   const secret = decrypt(a.key, sealedSecret);
-  if (!secret) return false;
+  if (!secret) return 'invalid';
   const delta = totp(secret).validate({ token: code, timestamp: now, window: DRIFT_STEPS });
-  if (delta === null) return false;
+  if (delta === null) return 'invalid';
   const step = Math.floor(now / 1000 / PERIOD_SECONDS) + delta;
   const { db, dialect } = a.database;
   const uid = idParam(dialect, userId);
@@ -53,7 +60,7 @@ export async function acceptCode(a: Accounts, userId: bigint, sealedSecret: stri
     .where('user_id', '=', uid)
     .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return result.numUpdatedRows > 0n ? 'accepted' : 'used';
 }
 
 const hashCode = (code: string) => createHash('sha256').update(normalizeRecoveryCode(code)).digest('hex');

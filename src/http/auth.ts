@@ -49,7 +49,6 @@ export async function startSession(a: Accounts, request: FastifyRequest, reply: 
   const { token, session } = await createSession(a, user.id, {
     twoFactorPending: options.pending,
     rememberMe: options.remember,
-    passwordConfirmed: !options.pending,
     ip: request.ip,
     userAgent: request.headers['user-agent'],
   });

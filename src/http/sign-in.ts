@@ -9,6 +9,7 @@ import { forgetRememberedDevices } from '../accounts/remember.ts';
 import { deleteSession } from '../accounts/sessions.ts';
 import { sendVerificationMail } from '../accounts/verify-email.ts';
 import { passSecondFactor } from '../accounts/second-factor.ts';
+import { codeRefusal } from '../accounts/two-factor.ts';
 import { checkCredentials, hasTwoFactor } from '../accounts/sign-in.ts';
 import { findUserById, type UserRow } from '../accounts/store.ts';
 import { AppError } from '../errors.ts';
@@ -46,8 +47,10 @@ export function signInSteps(app: FastifyInstance, a: Accounts) {
       if (!pending) throw new AppError(401, 'unauthenticated', 'Sign in with your email and password first.');
       const user = (await findUserById(a.database.db, a.database.dialect, pending.userId))!;
       await limit.failures(request, reply, `two-factor:${user.id}:${request.ip}`, async () => {
-        if (!(await passSecondFactor(a, user, answer))) {
-          throw new AppError(422, 'validation_failed', 'The code is not valid.', answer.code ? { code: ['is not valid'] } : { recovery_code: ['is not valid'] });
+        const check = await passSecondFactor(a, user, answer);
+        if (check !== 'accepted') {
+          const message = codeRefusal(check);
+          throw new AppError(422, 'validation_failed', `The code ${message}.`, { [answer.code ? 'code' : 'recovery_code']: [message] });
         }
       });
       // The session id rotates again now that both factors are in.

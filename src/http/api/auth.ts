@@ -8,6 +8,7 @@ import { bodyWith, optionalBoolean, optionalText, text } from '../../accounts/in
 import { passwordProblems } from '../../accounts/passwords.ts';
 import { requestPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
 import { passSecondFactor } from '../../accounts/second-factor.ts';
+import { codeRefusal } from '../../accounts/two-factor.ts';
 import { checkCredentials, hasTwoFactor } from '../../accounts/sign-in.ts';
 import { publicUser, type UserRow } from '../../accounts/store.ts';
 import { createToken } from '../../accounts/tokens.ts';
@@ -96,7 +97,8 @@ export function authRoutes(a: Accounts) {
         const found = await checkCredentials(a, email, password);
         if (hasTwoFactor(found)) {
           if (!answer.code && !answer.recoveryCode) throw new AppError(401, 'two_factor_required', 'This account uses two-factor authentication: send code or recovery_code too.');
-          if (!(await passSecondFactor(a, found, answer))) throw new AppError(401, 'two_factor_invalid', 'The two-factor code is not valid.');
+          const check = await passSecondFactor(a, found, answer);
+          if (check !== 'accepted') throw new AppError(401, 'two_factor_invalid', `The two-factor code ${codeRefusal(check)}.`);
         }
         return found;
       });

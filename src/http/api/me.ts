@@ -4,14 +4,14 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AVATAR_MAX_BYTES, declaresTooLarge, removeAvatar, saveAvatar } from '../../accounts/avatar.ts';
-import { confirmPassword } from '../../accounts/confirm-password.ts';
+import { confirmPassword, SENSITIVE } from '../../accounts/confirm-password.ts';
 import type { Accounts } from '../../accounts/context.ts';
 import { bodyWith, text } from '../../accounts/input.ts';
 import { confirmTwoFactor, disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes } from '../../accounts/manage-two-factor.ts';
 import { changePassword, deleteAccount, signOutOtherSessions, updateProfile } from '../../accounts/profile.ts';
 import { listUserSessions } from '../../accounts/sessions.ts';
 import { findUserById, idFromText, publicUser, type UserRow } from '../../accounts/store.ts';
-import { createToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
+import { createOwnToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
 import { AppError, FieldErrorBag, notFound } from '../../errors.ts';
 import { clearAuthCookies } from '../auth.ts';
 import { uploadError } from './csv.ts';
@@ -41,10 +41,10 @@ export function meRoutes(a: Accounts) {
     app.get('', { schema: { tags, summary: 'Your profile', response: { 200: userResponse } } }, async (request) => ({ data: publicUser(request.user!) }));
 
     app.patch('', {
-      schema: { tags, summary: 'Change your profile; changing email needs password and clears email_verified_at', body: { type: 'object' }, response: { 200: userResponse } },
+      schema: { tags, summary: 'Change your profile; changing email needs password and clears email_verified_at', description: SENSITIVE, body: { type: 'object' }, response: { 200: userResponse } },
     }, async (request) => ({ data: publicUser(await updateProfile(a, request.user!, request.session, request.body)) }));
 
-    app.delete('', { schema: { tags, summary: 'Delete your account (needs password)', body: passwordBody } }, async (request, reply) => {
+    app.delete('', { schema: { tags, summary: 'Delete your account (needs password)', description: SENSITIVE, body: passwordBody } }, async (request, reply) => {
       await deleteAccount(a, request.user!, request.session, request.body);
       clearAuthCookies(request, reply);
       return reply.code(204).send();
@@ -92,12 +92,8 @@ export function meRoutes(a: Accounts) {
     });
 
     app.post('/two-factor', {
-      schema: { tags, summary: 'Start two-factor setup (needs password): a secret, its otpauth:// URL and a QR code', body: passwordBody, response: { 200: json({ secret: str, otpauth_url: str, qr_svg: str }) } },
-    }, async (request) => {
-      const body = bodyWith(request.body, ['password']);
-      await confirmPassword(a, request.user!, request.session, body.password);
-      return enableTwoFactor(a, request.user!);
-    });
+      schema: { tags, summary: 'Start two-factor setup (needs password): a secret, its otpauth:// URL and a QR code', description: SENSITIVE, body: passwordBody, response: { 200: json({ secret: str, otpauth_url: str, qr_svg: str }) } },
+    }, async (request) => enableTwoFactor(a, request.user!, request.session, bodyWith(request.body, ['password']).password));
 
     app.post('/two-factor/confirm', { schema: { tags, summary: 'Turn two-factor on with a code from the app; answers the recovery codes, once', body: json({ code: str }, ['code']), response: { 200: codes } } }, async (request) => {
       const body = bodyWith(request.body, ['code']);
@@ -107,16 +103,12 @@ export function meRoutes(a: Accounts) {
       return { recovery_codes: await confirmTwoFactor(a, request.user!, code) };
     });
 
-    app.post('/two-factor/recovery-codes', { schema: { tags, summary: 'A fresh set of recovery codes (needs password); the old set stops working', body: passwordBody, response: { 200: codes } } }, async (request) => {
-      const body = bodyWith(request.body, ['password']);
-      await confirmPassword(a, request.user!, request.session, body.password);
-      return { recovery_codes: await regenerateRecoveryCodes(a, request.user!) };
-    });
+    app.post('/two-factor/recovery-codes', { schema: { tags, summary: 'A fresh set of recovery codes (needs password); the old set stops working', description: SENSITIVE, body: passwordBody, response: { 200: codes } } }, async (request) => ({
+      recovery_codes: await regenerateRecoveryCodes(a, request.user!, request.session, bodyWith(request.body, ['password']).password),
+    }));
 
-    app.delete('/two-factor', { schema: { tags, summary: 'Turn two-factor off (needs password)', body: passwordBody } }, async (request, reply) => {
-      const body = bodyWith(request.body, ['password']);
-      await confirmPassword(a, request.user!, request.session, body.password);
-      await disableTwoFactor(a, request.user!);
+    app.delete('/two-factor', { schema: { tags, summary: 'Turn two-factor off (needs password)', description: SENSITIVE, body: passwordBody } }, async (request, reply) => {
+      await disableTwoFactor(a, request.user!, request.session, bodyWith(request.body, ['password']).password);
       return reply.code(204).send();
     });
 
@@ -128,7 +120,7 @@ export function meRoutes(a: Accounts) {
       };
     });
 
-    app.delete('/sessions', { schema: { tags, summary: 'End all your other sessions (needs password)', body: passwordBody } }, async (request, reply) => {
+    app.delete('/sessions', { schema: { tags, summary: 'End all your other sessions (needs password)', description: SENSITIVE, body: passwordBody } }, async (request, reply) => {
       const body = bodyWith(request.body, ['password']);
       await signOutOtherSessions(a, request.user!, request.session, body.password);
       return reply.code(204).send();
@@ -140,14 +132,13 @@ export function meRoutes(a: Accounts) {
     }));
 
     app.post('/tokens', {
-      schema: { tags, summary: 'Create a personal access token (needs password); the token is shown this once', body: json({ name: str, password: str }, ['name']), response: { 201: json({ token: str, data: tokenItem }) } },
+      schema: { tags, summary: 'Create a personal access token (needs password); the token is shown this once', description: SENSITIVE, body: json({ name: str, password: str }, ['name']), response: { 201: json({ token: str, data: tokenItem }) } },
     }, async (request, reply) => {
       const body = bodyWith(request.body, ['name', 'password']);
       const bag = new FieldErrorBag();
       const name = text(body, 'name', bag);
       bag.throwIfAny();
-      await confirmPassword(a, request.user!, request.session, body.password);
-      const { token, info } = await createToken(a, request.user!.id, name);
+      const { token, info } = await createOwnToken(a, request.user!, request.session, name, body.password);
       return reply.code(201).send({ token, data: info });
     });
 

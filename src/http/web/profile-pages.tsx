@@ -8,14 +8,13 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AVATAR_MAX_BYTES, declaresTooLarge, removeAvatar, saveAvatar } from '../../accounts/avatar.ts';
-import { confirmPassword } from '../../accounts/confirm-password.ts';
 import type { Accounts } from '../../accounts/context.ts';
 import { text } from '../../accounts/input.ts';
 import { confirmTwoFactor, disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes } from '../../accounts/manage-two-factor.ts';
 import { changePassword, deleteAccount, PROFILE_FIELDS, signOutOtherSessions, updateProfile } from '../../accounts/profile.ts';
 import { listUserSessions, passwordRecentlyConfirmed } from '../../accounts/sessions.ts';
 import { idFromText, publicUser } from '../../accounts/store.ts';
-import { createToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
+import { createOwnToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
 import { formInput } from '../../derive/form-values.ts';
 import { AppError, FieldErrorBag } from '../../errors.ts';
 import { user as userResource } from '../../resources/user.ts';
@@ -41,8 +40,6 @@ const str = (form: Form, name: string): string | undefined => (typeof form[name]
 
 /** What was typed, for showing it again; passwords are never sent back. */
 const typed = (form: Form, names: readonly string[]): FormValues => Object.fromEntries(names.map((n) => [n, str(form, n)]));
-
-const required = (name: string) => new AppError(422, 'validation_failed', 'Confirm your password to do this.', { [name]: ['is required'] });
 
 export function profilePages(a: Accounts) {
   return async function plugin(app: FastifyInstance) {
@@ -142,8 +139,7 @@ export function profilePages(a: Accounts) {
     app.post('/profile/two-factor', csrf, async (request, reply) => {
       const form = formOf(request);
       try {
-        await confirmPassword(a, request.user!, request.session, str(form, 'password'));
-        const setup = await enableTwoFactor(a, request.user!);
+        const setup = await enableTwoFactor(a, request.user!, request.session, str(form, 'password'));
         return sendPage(once(reply), <TwoFactorSetupPage ctx={pageContext(request, reply)} setup={setup} />);
       } catch (error) {
         return refused(request, reply, 'enable', error);
@@ -166,8 +162,7 @@ export function profilePages(a: Accounts) {
     app.post('/profile/two-factor/recovery-codes', csrf, async (request, reply) => {
       const form = formOf(request);
       try {
-        await confirmPassword(a, request.user!, request.session, str(form, 'password'));
-        const codes = await regenerateRecoveryCodes(a, request.user!);
+        const codes = await regenerateRecoveryCodes(a, request.user!, request.session, str(form, 'password'));
         return sendPage(once(reply), <RecoveryCodesPage ctx={pageContext(request, reply)} codes={codes} fresh />);
       } catch (error) {
         return refused(request, reply, 'regenerate', error);
@@ -175,12 +170,8 @@ export function profilePages(a: Accounts) {
     });
 
     app.post('/profile/two-factor/disable', csrf, async (request, reply) => {
-      const password = str(formOf(request), 'password');
       try {
-        // Weakening the account always takes the password typed, even just after a confirmation.
-        if (!password) throw required('password');
-        await confirmPassword(a, request.user!, request.session, password);
-        await disableTwoFactor(a, request.user!);
+        await disableTwoFactor(a, request.user!, request.session, str(formOf(request), 'password'));
       } catch (error) {
         return refused(request, reply, 'disable', error);
       }
@@ -204,8 +195,7 @@ export function profilePages(a: Accounts) {
         const bag = new FieldErrorBag();
         const name = text(form, 'name', bag);
         bag.throwIfAny();
-        await confirmPassword(a, request.user!, request.session, str(form, 'password'));
-        const { token, info } = await createToken(a, request.user!.id, name);
+        const { token, info } = await createOwnToken(a, request.user!, request.session, name, str(form, 'password'));
         return sendPage(once(reply), <TokenCreatedPage ctx={pageContext(request, reply)} token={token} name={info.name} />);
       } catch (error) {
         return refused(request, reply, 'token', error, typed(form, ['name']));
@@ -222,10 +212,8 @@ export function profilePages(a: Accounts) {
     });
 
     app.post('/profile/delete', csrf, async (request, reply) => {
-      const password = str(formOf(request), 'password');
       try {
-        if (!password) throw required('password');
-        await deleteAccount(a, request.user!, request.session, { password });
+        await deleteAccount(a, request.user!, request.session, { password: str(formOf(request), 'password') });
       } catch (error) {
         return refused(request, reply, 'delete', error);
       }

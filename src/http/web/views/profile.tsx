@@ -87,10 +87,10 @@ function Input(props: {
   );
 }
 
-/** A password box for the forms that accept a recent confirmation instead; always there when `always`. */
-function ConfirmPassword({ form, data, problem, always }: { form: ProfileForm; data: ProfileData; problem?: Problem; always?: boolean }) {
+/** A password box for the sensitive forms, left out while a recent confirmation covers them (the same rule as the API's). */
+function ConfirmPassword({ form, data, problem }: { form: ProfileForm; data: ProfileData; problem?: Problem }) {
   const errors = problem?.form === form ? problem.errors : undefined;
-  if (!always && data.recentlyConfirmed && !errors?.password) {
+  if (data.recentlyConfirmed && !errors?.password) {
     return <p class="field-hint confirm-note">No password needed: you confirmed it a short while ago.</p>;
   }
   return <Input form={form} name="password" label="Your password" type="password" autocomplete="current-password" required errors={errors} autoFocus={firstInvalid(problem) === 'password' && problem?.form === form} />;
@@ -237,7 +237,7 @@ function TwoFactorSection({ ctx, data, problem }: { ctx: PageContext; data: Prof
         <p>Without two-factor authentication, your password alone lets someone in.</p>
         <form method="post" action="/profile/two-factor/disable" novalidate>
           <CsrfInput token={ctx.csrf} />
-          <ConfirmPassword form="disable" data={data} problem={problem} always />
+          <ConfirmPassword form="disable" data={data} problem={problem} />
           <FormError form="disable" problem={problem} />
           <div class="actions"><button type="submit" class="button-danger">Turn off two-factor authentication</button></div>
         </form>
@@ -349,7 +349,7 @@ function DeleteSection({ ctx, data, problem }: { ctx: PageContext; data: Profile
       <p><strong>This cannot be undone.</strong> Your account, profile, avatar, sessions and API tokens are removed for good and you are signed out.</p>
       <form method="post" action="/profile/delete" novalidate>
         <CsrfInput token={ctx.csrf} />
-        <ConfirmPassword form="delete" data={data} problem={problem} always />
+        <ConfirmPassword form="delete" data={data} problem={problem} />
         <FormError form="delete" problem={problem} />
         <div class="actions"><button type="submit" class="button-danger">Delete my account</button></div>
       </form>
