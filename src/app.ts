@@ -9,7 +9,7 @@ import type { Accounts } from './accounts/context.ts';
 import { createMailer } from './accounts/mail.ts';
 import { loadAppKey } from './accounts/secrets.ts';
 import { databaseStore } from './accounts/throttle.ts';
-import { registerUserRules } from './accounts/user-rules.ts';
+import { registerUserRules, serveAccounts } from './accounts/user-rules.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/connection.ts';
 import { inputSchema, listSchema, oneSchema, recordSchema } from './derive/api-schema.ts';
@@ -77,6 +77,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   const accounts: Accounts = { database, config, key: loadAppKey(config.appKey, config.dataDir), mailer: createMailer(config, app.log), log: app.log };
+  serveAccounts(accounts);
 
   registerJsonParser(app);
   registerProblemHandlers(app, sendNotFoundPage);

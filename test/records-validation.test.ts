@@ -193,10 +193,10 @@ const casesOf = (field: Field): KindCases => {
   return cases;
 };
 
-/** The smallest valid body: a sample for each required field. */
+/** The smallest valid body: a sample for each required field, and for each of a "needs one of" rule (so any one may be tested alone, null included). */
 function baseBody(resource: Resource): Row {
   const body: Row = {};
-  for (const f of resource.writable) if (f.required) body[f.name] = sampleOf(f, 0);
+  for (const f of resource.writable) if (f.required || resource.needsOneOf.includes(f)) body[f.name] = sampleOf(f, 0);
   return body;
 }
 

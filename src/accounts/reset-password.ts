@@ -31,20 +31,32 @@ export async function requestPasswordReset(a: Accounts, email: string): Promise<
 
 const invalidToken = () => new AppError(422, 'validation_failed', 'This reset link is invalid or has expired; ask for a new one.', { token: ['is invalid or has expired'] });
 
+/**
+ * Spends a mailed one-time token (a reset or an invitation): true only when it
+ * is the user's, younger than `minutes`, and this request is the one that
+ * deleted it (of two racing requests with the same token only one wins).
+ */
+export async function spendMailedToken(a: Accounts, table: 'password_resets' | 'invitations', userId: bigint, token: string, minutes: number): Promise<boolean> {
+  const { db, dialect } = a.database;
+  const uid = idParam(dialect, userId);
+  const row = await db.selectFrom(table).selectAll().where('user_id', '=', uid).executeTakeFirst();
+  const created = row ? Date.parse(String(row.created_at instanceof Date ? row.created_at.toISOString() : row.created_at)) : 0;
+  if (!row || !safeEqual(String(row.token_hash), sha256(token)) || Date.now() - created > minutes * 60_000) return false;
+  const spent = await db.deleteFrom(table).where('user_id', '=', uid).where('token_hash', '=', sha256(token)).executeTakeFirst();
+  return spent.numDeletedRows > 0n;
+}
+
+/** Sets a password (already checked) chosen through a mailed link: unlocks the account and ends every sign-in it had. */
+export async function setMailedPassword(a: Accounts, userId: bigint, password: string, extra: Record<string, unknown> = {}): Promise<void> {
+  await setUserColumns(a.database.db, a.database.dialect, userId, { password: await hashPassword(password), remember_token: null, ...extra });
+  await clearFailures(a, userId);
+  await deleteUserSessions(a, userId);
+  await revokeAllTokens(a, userId);
+}
+
 /** Sets the new password (already checked), spends the token, ends sessions and tokens, unlocks the account. */
 export async function resetPassword(a: Accounts, email: string, token: string, password: string): Promise<void> {
   const user = await findUserByEmail(a.database.db, email);
-  if (!user) throw invalidToken();
-  const { db, dialect } = a.database;
-  const uid = idParam(dialect, user.id);
-  const row = await db.selectFrom('password_resets').selectAll().where('user_id', '=', uid).executeTakeFirst();
-  const created = row ? Date.parse(String(row.created_at instanceof Date ? row.created_at.toISOString() : row.created_at)) : 0;
-  if (!row || !safeEqual(String(row.token_hash), sha256(token)) || Date.now() - created > RESET_TOKEN_MINUTES * 60_000) throw invalidToken();
-  // Spend the token first: of two requests with the same token only one deletes it.
-  const spent = await db.deleteFrom('password_resets').where('user_id', '=', uid).where('token_hash', '=', sha256(token)).executeTakeFirst();
-  if (spent.numDeletedRows === 0n) throw invalidToken();
-  await setUserColumns(db, dialect, user.id, { password: await hashPassword(password), remember_token: null });
-  await clearFailures(a, user.id);
-  await deleteUserSessions(a, user.id);
-  await revokeAllTokens(a, user.id);
+  if (!user || !(await spendMailedToken(a, 'password_resets', user.id, token, RESET_TOKEN_MINUTES))) throw invalidToken();
+  await setMailedPassword(a, user.id, password);
 }

@@ -3,11 +3,9 @@
 // waits for the second factor, whose success rotates the session again.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts } from '../accounts/context.ts';
-import { sendInBackground } from '../accounts/mail.ts';
 import { registerUser } from '../accounts/register.ts';
 import { forgetRememberedDevices } from '../accounts/remember.ts';
 import { deleteSession } from '../accounts/sessions.ts';
-import { sendVerificationMail } from '../accounts/verify-email.ts';
 import { passSecondFactor } from '../accounts/second-factor.ts';
 import { codeRefusal } from '../accounts/two-factor.ts';
 import { checkCredentials, hasTwoFactor } from '../accounts/sign-in.ts';
@@ -24,9 +22,9 @@ export function signInSteps(app: FastifyInstance, a: Accounts) {
     limit,
     /** Creates the account (the first is the admin), signs it in, and mails the verification link. */
     async register(request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<UserRow> {
+      // The user rules mail the verification link once the account is committed.
       const user = await registerUser(a, body);
       await startSession(a, request, reply, user, {});
-      sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, user));
       return user;
     },
     /** Ends this session (pending or not) and, for a browser, its remembered devices; clears the cookies. */

@@ -55,6 +55,36 @@ async function prepare(resource: Resource, values: Row): Promise<Row> {
   return out;
 }
 
+const holdsValue = (v: unknown) => v !== null && v !== undefined && !(typeof v === 'string' && v.trim() === '');
+
+/** A record that must hold one of some fields (a contact: name, email or phone) and holds none is refused, naming each. */
+function checkNeedsOneOf(resource: Resource, record: Row): void {
+  const fields = resource.needsOneOf;
+  if (fields.length === 0 || fields.some((f) => holdsValue(record[f.name]))) return;
+  const names = fields.map((f) => f.label.toLowerCase());
+  const list = `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+  const message = `is needed: give at least one of ${list}`;
+  throw new AppError(422, 'validation_failed', `A ${resource.singular} needs at least one of ${list}.`, Object.fromEntries(fields.map((f) => [f.name, [message]])));
+}
+
+/**
+ * Reads an update's body. A value sent back exactly as it is stored is no
+ * change and is not checked again: an email stored before it had to be valid
+ * (by the original service) must not stop edits of the record's other fields.
+ */
+async function readUpdate(ctx: Context, resource: Resource, id: bigint, body: unknown): Promise<Row> {
+  try {
+    return readInput(resource, body, 'update');
+  } catch (error) {
+    if (!(error instanceof AppError) || !error.errors || typeof body !== 'object' || body === null) throw error;
+    const before = await selectById(ctx.database.db, ctx.database.dialect, resource, id);
+    const sent = body as Row;
+    const unchanged = Object.keys(error.errors).filter((k) => before && Object.hasOwn(sent, k) && typeof sent[k] === 'string' && sent[k] === before[k]);
+    if (unchanged.length === 0) throw error;
+    return readInput(resource, Object.fromEntries(Object.entries(sent).filter(([k]) => !unchanged.includes(k))), 'update');
+  }
+}
+
 export interface ListResult {
   data: Row[];
   meta: { page?: number; per_page: number; total?: number; last_page?: number; next_cursor?: string | null };
@@ -63,6 +93,8 @@ export interface ListResult {
 export interface RecordResult {
   record: Row;
   etag: string;
+  /** What the write did beyond the record, in words for the person who asked (an invitation was mailed). */
+  notice?: string;
 }
 
 const ID = /^[1-9]\d{0,18}$/;
@@ -137,6 +169,7 @@ function stamp(resource: Resource, values: Row, before: Row | null, now: string,
 export async function prepareCreate(ctx: Context, resource: Resource, body: unknown, now = new Date().toISOString()): Promise<Row> {
   const actor = authorize(ctx, resource);
   const input = readInput(resource, body, 'create');
+  checkNeedsOneOf(resource, input);
   return prepare(resource, stamp(resource, input, null, now, actor));
 }
 
@@ -148,11 +181,14 @@ export function insertPrepared(trx: Executor, ctx: Context, resource: Resource, 
 export async function createRecord(ctx: Context, resource: Resource, body: unknown): Promise<RecordResult> {
   const values = await prepareCreate(ctx, resource, body);
   const { db, dialect } = ctx.database;
-  const record = await uniqueAsFieldError(resource, values, () => db.transaction().execute(async (trx) => {
+  const hooks = hooksFor(resource.name);
+  const { record, after } = await uniqueAsFieldError(resource, values, () => db.transaction().execute(async (trx) => {
     const id = await insertPrepared(trx, ctx, resource, values);
-    return selectById(trx, dialect, resource, id);
+    const record = (await selectById(trx, dialect, resource, id))!;
+    return { record, after: await hooks.afterCreate?.(trx, ctx, record, body as Row) };
   }));
-  return { record: record!, etag: etagOf(record!) };
+  after?.afterCommit?.();
+  return { record, etag: etagOf(record), notice: after?.notice };
 }
 
 /**
@@ -189,7 +225,7 @@ export async function insertPreparedBatch(ctx: Context, resource: Resource, rows
 export async function updateRecord(ctx: Context, resource: Resource, rawId: string, body: unknown, ifMatch?: string): Promise<RecordResult> {
   const actor = authorize(ctx, resource);
   const id = parseId(rawId);
-  const input = readInput(resource, body, 'update');
+  const input = await readUpdate(ctx, resource, id, body);
   const stored = await prepare(resource, input);
   const hooks = hooksFor(resource.name);
   const { db, dialect } = ctx.database;
@@ -200,6 +236,8 @@ export async function updateRecord(ctx: Context, resource: Resource, rawId: stri
     // A hidden field (a password) is never read back, so sending one always counts as a change.
     const changes = Object.fromEntries(Object.entries(stored).filter(([k]) => resource.field(k)!.hidden || input[k] !== before[k]));
     if (Object.keys(changes).length === 0) return before;
+    // Only a change to one of them can leave a record with none (a stored record may already hold none).
+    if (resource.needsOneOf.some((f) => f.name in changes)) checkNeedsOneOf(resource, { ...before, ...changes });
     await hooks.beforeUpdate?.(trx, ctx, before, changes);
     await updateRow(trx, dialect, resource, id, stamp(resource, changes, before, new Date().toISOString(), actor));
     await hooks.afterUpdate?.(trx, ctx, before, changes);

@@ -8,7 +8,8 @@ export const contact = defineResource({
   fields: {
     id: { kind: 'bigInteger', primary: true, autoIncrement: true },
     name: { kind: 'string', max: 255, sortable: true },
-    email: { kind: 'string', max: 255, input: 'email', sortable: true },
+    // Checked when written; addresses stored before that (by the original service) are served as they are.
+    email: { kind: 'string', max: 255, input: 'email', format: 'email', sortable: true },
     phone: { kind: 'string', max: 100 },
     occupation: { kind: 'string', max: 100 },
     address: { kind: 'string', max: 255 },
@@ -22,4 +23,5 @@ export const contact = defineResource({
     created_at: { kind: 'dateTime', timestamp: 'create' },
     updated_at: { kind: 'dateTime', timestamp: 'update' },
   },
+  needsOneOf: ['name', 'email', 'phone'],
 });

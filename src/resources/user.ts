@@ -20,7 +20,12 @@ export const user = defineResource({
     last_name: { kind: 'string', max: 255 },
     email: { kind: 'string', max: 255, required: true, input: 'email', format: 'email', unique: true, sortable: true },
     email_verified_at: { kind: 'dateTime', managed: true },
-    password: { kind: 'password', max: 255, required: true, hidden: true },
+    // Left out of a create, the account is invited: its owner chooses the password through a mailed link, and
+    // until then the stored value is empty, which nothing matches (see accounts/invitations.ts).
+    password: {
+      kind: 'password', max: 255, hidden: true, nullable: false, default: '',
+      hint: 'Leave empty to email an invitation: they choose their own password through a link that works for 7 days.',
+    },
     two_factor_secret: { kind: 'text', hidden: true, managed: true },
     two_factor_recovery_codes: { kind: 'text', hidden: true, managed: true },
     two_factor_confirmed_at: { kind: 'dateTime', managed: true },

@@ -162,7 +162,9 @@ const password: FieldKind = {
   fromQuery: () => fail('cannot be searched'),
   fromDb: () => undefined,
   toDb: (value) => value,
-  beforeStore: (value) => hashPassword(value as string),
+  // '' is an invited account's "no password yet" (a default, never from a client: a password has 8 characters or
+  // more), stored as it is so that no password matches it.
+  beforeStore: async (value) => (value === '' ? '' : hashPassword(value as string)),
 };
 
 export const kinds = {

@@ -17,7 +17,11 @@ export interface FieldDecl extends Partial<FieldFlags> {
   input?: InputKind;
   max?: number;
   required?: boolean;
+  /** May be set to null; by default every field that is not required may. */
+  nullable?: boolean;
   label?: string;
+  /** A sentence under the input of forms. */
+  hint?: string;
   /** Never leaves the server: not in responses, logs, lists, filters or sorts. */
   hidden?: boolean;
   primary?: boolean;
@@ -55,6 +59,7 @@ export interface Field extends FieldFlags {
   kind: FieldKind;
   input: InputKind;
   label: string;
+  hint?: string;
   max?: number;
   required: boolean;
   nullable: boolean;
@@ -92,6 +97,8 @@ export interface ResourceDecl {
   computed?: Record<string, ComputedField>;
   /** Who may use the records routes: every signed-in user, or admins only. */
   access?: 'agent' | 'admin';
+  /** A record must hold at least one of these fields (not null, not blank): a contact needs a name, an email or a phone. */
+  needsOneOf?: readonly string[];
 }
 
 export interface Resource {
@@ -110,6 +117,8 @@ export interface Resource {
   searchIntegral: readonly Field[];
   computed: Readonly<Record<string, ComputedField>>;
   access: 'agent' | 'admin';
+  /** Fields of which a record must hold at least one (empty: no such rule). */
+  needsOneOf: readonly Field[];
   /** The resource this one extends (an inquiry is a contact and more): a record of it can start one of these. */
   base?: Resource;
   decl: ResourceDecl;
@@ -135,17 +144,21 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
   }
   const flag = (value: boolean | undefined) => value ?? !system;
   const required = decl.required ?? false;
-  const rules = system && decl.primary ? [] : [required ? 'required' : 'nullable'];
+  const nullable = decl.nullable ?? (!required && !decl.primary);
+  // `sometimes`, as Laravel says it: may be left out, but not set to null.
+  const rules = system && decl.primary ? [] : [required ? 'required' : nullable ? 'nullable' : 'sometimes'];
   if ((kind.textual || decl.kind === 'password') && !system) rules.push('string', `max:${max}`);
+  if (decl.format === 'email') rules.push('email');
   if (decl.kind === 'boolean') rules.push('boolean');
   return {
     name,
     kind,
     input: decl.input ?? kind.defaultInput,
     label: decl.label ?? humanize(name),
+    hint: decl.hint,
     max,
     required,
-    nullable: !required && !decl.primary,
+    nullable,
     hidden: decl.hidden ?? false,
     primary: decl.primary ?? false,
     autoIncrement: decl.autoIncrement ?? false,
@@ -183,6 +196,11 @@ export function defineResource(decl: ResourceDecl): Resource {
       throw new Error(`resource ${decl.name}, field ${f.name}: only a date-time can default to now`);
     }
   }
+  const needsOneOf = (decl.needsOneOf ?? []).map((name) => {
+    const field = byName.get(name);
+    if (!field?.fillable || field.required) throw new Error(`resource ${decl.name}: needsOneOf names ${name}, which is not an optional writable field`);
+    return field;
+  });
   const visible = fields.filter((f) => !f.hidden);
   return {
     name: decl.name,
@@ -198,6 +216,7 @@ export function defineResource(decl: ResourceDecl): Resource {
     searchIntegral: visible.filter((f) => f.searchable && f.kind.integral),
     computed: decl.computed ?? {},
     access: decl.access ?? 'agent',
+    needsOneOf,
     decl,
   };
 }
@@ -207,5 +226,5 @@ export function extendResource(base: Resource, decl: ResourceDecl): Resource {
   for (const name of Object.keys(decl.fields)) {
     if (base.field(name)) throw new Error(`resource ${decl.name}: field ${name} is already declared by ${base.name}`);
   }
-  return { ...defineResource({ ...decl, fields: { ...base.decl.fields, ...decl.fields } }), base };
+  return { ...defineResource({ needsOneOf: base.decl.needsOneOf, ...decl, fields: { ...base.decl.fields, ...decl.fields } }), base };
 }

@@ -46,7 +46,9 @@ export function parseIntegerInRange(raw: unknown, min: bigint, max: bigint, acce
     n = BigInt(raw);
   } else if (typeof raw === 'string' && acceptDigits && INT_TEXT.test(raw)) n = BigInt(raw);
   else return fail('must be an integer');
-  if (n < min || n > max) return fail(`must be between ${min} and ${max}`);
+  // Said as a person reads it: the limits are the column's (a 32- or 64-bit integer), not a rule of the business.
+  if (n > max) return fail(`is too large: at most ${max.toLocaleString('en-US')}`);
+  if (n < min) return fail(`is too small: at least ${min.toLocaleString('en-US')}`);
   return ok(n);
 }
 

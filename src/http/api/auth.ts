@@ -6,6 +6,7 @@ import type { Accounts } from '../../accounts/context.ts';
 import { sendInBackground } from '../../accounts/mail.ts';
 import { bodyWith, optionalBoolean, optionalText, text } from '../../accounts/input.ts';
 import { passwordProblems } from '../../accounts/passwords.ts';
+import { acceptInvitation } from '../../accounts/invitations.ts';
 import { requestPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
 import { passSecondFactor } from '../../accounts/second-factor.ts';
 import { codeRefusal } from '../../accounts/two-factor.ts';
@@ -132,6 +133,21 @@ export function authRoutes(a: Accounts) {
       bag.throwIfAny();
       await limit.failures(request, reply, `reset:${email.toLowerCase()}:${request.ip}`, () => resetPassword(a, email, token, password));
       return { message: 'Your password has been reset; sign in with it.' };
+    });
+
+    app.post('/accept-invitation', {
+      config: open,
+      schema: { tags, security: [], summary: 'Choose the password of an invited account with the token from the invitation mail (valid 7 days, once); confirms the email too', body: json({ token: str, email: str, password: str }, ['token', 'email', 'password']), response: { 200: json({ message: str }) } },
+    }, async (request, reply) => {
+      const body = bodyWith(request.body, ['token', 'email', 'password']);
+      const bag = new FieldErrorBag();
+      const token = text(body, 'token', bag);
+      const email = text(body, 'email', bag);
+      const password = text(body, 'password', bag);
+      if (password) for (const problem of passwordProblems(password)) bag.add('password', problem);
+      bag.throwIfAny();
+      await limit.failures(request, reply, `invitation:${email.toLowerCase()}:${request.ip}`, () => acceptInvitation(a, email, token, password));
+      return { message: 'Your password is set; sign in with it.' };
     });
 
     app.post('/email/verification-notification', {

@@ -1,5 +1,6 @@
 // GET /api/v1/schema: the resource declarations, as clients and the web app
-// need them. Hidden fields are left out: their names never leave the server.
+// need them. Hidden fields are left out, except those a client writes (a
+// user's password), listed as write-only so a client knows to send them.
 import type { FastifyInstance } from 'fastify';
 import type { Field, Resource } from '../../schema/resource.ts';
 
@@ -17,6 +18,7 @@ function describeField(f: Field) {
     auto_increment: f.autoIncrement,
     unsigned: f.unsigned,
     read_only: f.readOnly,
+    write_only: f.hidden,
     searchable: f.searchable,
     fillable: f.fillable,
     in_form: f.inForm,
@@ -27,7 +29,13 @@ function describeField(f: Field) {
 }
 
 export function describeResource(r: Resource) {
-  return { name: r.name, singular: r.singular, label: r.label, fields: r.visible.map(describeField) };
+  return {
+    name: r.name,
+    singular: r.singular,
+    label: r.label,
+    fields: r.fields.filter((f) => !f.hidden || r.writable.includes(f)).map(describeField),
+    needs_one_of: r.needsOneOf.map((f) => f.name),
+  };
 }
 
 export function schemaRoutes(resources: readonly Resource[]) {

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts } from '../../accounts/context.ts';
 import { sendInBackground } from '../../accounts/mail.ts';
 import { REGISTER_FIELDS } from '../../accounts/register.ts';
+import { acceptInvitation, INVITATION_DAYS } from '../../accounts/invitations.ts';
 import { requestPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
 import { countUsers } from '../../accounts/store.ts';
 import { passwordProblems } from '../../accounts/passwords.ts';
@@ -52,7 +53,7 @@ function AuthCard({ ctx, title, intro, children }: { ctx: PageContext; title: st
 /** Registration and first-admin set-up share this form: the user's required and profile fields. */
 function AccountFields({ form, errors }: { form: Form; errors?: FieldErrors }) {
   const fields = userResource.writable.filter((f) => (REGISTER_FIELDS as readonly string[]).includes(f.name));
-  return <>{fields.map((f, i) => <FieldInput field={f} value={form[f.name]} errors={errors?.[f.name]} members={[]} autoFocus={i === 0} />)}</>;
+  return <>{fields.map((f, i) => <FieldInput field={f} value={form[f.name]} errors={errors?.[f.name]} members={[]} autoFocus={i === 0} required={f.name === 'password' || f.required} />)}</>;
 }
 
 /** The registration fields of a form; an empty box is left out so the operation reports it as required. */
@@ -264,6 +265,35 @@ export function authPages(a: Accounts) {
         return redirectWith(reply, '/login', { kind: 'success', text: 'Your password has been reset; sign in with it.' });
       } catch (error) {
         return resetPage(request, reply, form, errorsOf(error));
+      }
+    });
+
+    const invitationPage = (request: FastifyRequest, reply: FastifyReply, form: Form, errors?: FieldErrors) =>
+      sendPage(reply, (
+        <AuthCard ctx={pageContext(request, reply)} title="Welcome to Leadbook" intro="An admin made you an account. Choose your password to start.">
+          {errors?.token
+            ? <p class="flash flash-error" role="alert">{`This invitation link is invalid, was used already, or is older than ${INVITATION_DAYS} days. Ask an admin to invite you again.`}</p>
+            : null}
+          <form method="post" action="/invitation" novalidate>
+            <CsrfInput token={pageContext(request, reply).csrf} />
+            <input type="hidden" name="token" value={form.token ?? ''} />
+            <TextField name="email" label="Email" type="email" value={form.email} errors={errors} autocomplete="username" />
+            <TextField name="password" label="Your new password" type="password" errors={errors} autocomplete="new-password" autoFocus />
+            <button type="submit">Set my password</button>
+          </form>
+        </AuthCard>
+      ), errors ? 422 : 200);
+
+    app.get('/invitation', { config: open }, (request, reply) => invitationPage(request, reply, request.query as Form));
+    app.post('/invitation', { config: open, ...csrf }, async (request, reply) => {
+      const form = body(request);
+      const problems = passwordProblems(form.password ?? '');
+      if (problems.length) return invitationPage(request, reply, form, { password: problems });
+      try {
+        await signIn.limit.failures(request, reply, `invitation:${(form.email ?? '').toLowerCase()}:${request.ip}`, () => acceptInvitation(a, form.email ?? '', form.token ?? '', form.password!));
+        return redirectWith(reply, '/login', { kind: 'success', text: 'Your password is set and your email address confirmed. Sign in with them.' });
+      } catch (error) {
+        return invitationPage(request, reply, form, errorsOf(error));
       }
     });
 

@@ -57,5 +57,13 @@ export function webApp(a: Accounts) {
       await app.register(csvPages(a.database, resource));
       await app.register(recordPages(a.database, resource));
     }
+
+    // An unknown address opened by someone signed in keeps the navigation. The root's not-found handler cannot
+    // know the viewer (it runs outside the signed-in scope), so this catch-all, which matches only what no
+    // other route does, answers for signed-in browsers and hands everything else back to it.
+    app.get('/*', { config: { public: true } }, async (request, reply) => {
+      if (!request.user || request.url.startsWith('/api/') || !request.headers.accept?.includes('text/html')) return reply.callNotFound();
+      return sendPage(reply, <MessagePage ctx={pageContext(request, reply)} title="This page does not exist" status={404}><p>The link may be mistyped, or the page was moved.</p></MessagePage>, 404);
+    });
   };
 }

@@ -105,8 +105,8 @@ export function recordPages(database: Database, resource: Resource) {
     app.post(base, csrf, async (request, reply) => {
       const form = (request.body ?? {}) as Form;
       try {
-        const { record } = await createRecord(ctxOf(request), resource, withDefaultDates(resource, formInput(resource, form)));
-        return redirectWith(reply, `${base}/${String(record.id)}`, { kind: 'success', text: `${recordTitle(resource, record)} was created.` });
+        const { record, notice } = await createRecord(ctxOf(request), resource, withDefaultDates(resource, formInput(resource, form)));
+        return redirectWith(reply, `${base}/${String(record.id)}`, { kind: 'success', text: `${recordTitle(resource, record)} was created.${notice ? ` ${notice}` : ''}` });
       } catch (error) {
         const errors = fieldErrors(error);
         if (!errors) throw error;

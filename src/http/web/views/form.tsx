@@ -23,12 +23,15 @@ export function shownValue(field: Field, value: unknown): string {
 
 const INPUT_TYPES: Record<string, string> = { text: 'text', email: 'email', number: 'number', date: 'date', password: 'password' };
 
-export function FieldInput(props: { field: Field; value: unknown; errors?: string[]; members: Member[]; autoFocus?: boolean; optionalPassword?: boolean }) {
+/** `required` overrides the declaration where a form needs more (registering takes a password; an admin's create may leave it out). */
+export function FieldInput(props: { field: Field; value: unknown; errors?: string[]; members: Member[]; autoFocus?: boolean; optionalPassword?: boolean; required?: boolean }) {
   const { field, value, errors, members } = props;
+  const required = props.required ?? (field.required && !props.optionalPassword);
+  const hint = props.optionalPassword ? 'Leave empty to keep the current password.' : props.required === undefined ? field.hint : undefined;
   const id = `field-${field.name}`;
   const errorId = `${id}-error`;
   const invalid = errors?.length ? 'true' : undefined;
-  const described = errors?.length ? errorId : undefined;
+  const described = [hint ? `${id}-hint` : '', errors?.length ? errorId : ''].filter(Boolean).join(' ') || undefined;
   const text = shownValue(field, value);
 
   if (field.kind.name === 'boolean') {
@@ -70,7 +73,7 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
         name={field.name}
         type={type}
         value={type === 'password' ? '' : text}
-        required={field.required && !props.optionalPassword}
+        required={required}
         autocomplete={type === 'password' ? 'new-password' : type === 'email' ? 'email' : undefined}
         inputMode={field.kind.name === 'bigInteger' ? 'numeric' : undefined}
         step={type === 'number' ? '1' : undefined}
@@ -82,9 +85,9 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
   }
   return (
     <div class="field">
-      <label for={id}>{field.label}{field.required && !props.optionalPassword ? ' (required)' : ''}</label>
+      <label for={id}>{field.label}{required ? ' (required)' : ''}</label>
       {control}
-      {props.optionalPassword ? <p class="field-hint">Leave empty to keep the current password.</p> : null}
+      {hint ? <p class="field-hint" id={`${id}-hint`}>{hint}</p> : null}
       <FieldError id={errorId} messages={errors} />
     </div>
   );

@@ -1,0 +1,47 @@
+// Invitations: an admin creates an account without a password, and its owner
+// chooses one through a mailed link (good for 7 days, once). Until then the
+// account cannot sign in: its stored password is empty, which no hash matches.
+// Choosing the password through the link also proves the address.
+import { AppError } from '../errors.ts';
+import type { Executor, Row } from '../records/repository.ts';
+import type { Dialect } from '../schema/kinds.ts';
+import type { Accounts } from './context.ts';
+import { setMailedPassword, spendMailedToken } from './reset-password.ts';
+import { randomToken, sha256 } from './secrets.ts';
+import { findUserByEmail, idParam, nowIso, type UserRow } from './store.ts';
+
+export const INVITATION_DAYS = 7;
+
+/** Records a new invitation for the user inside the caller's transaction; answers the token for the mail. */
+export async function createInvitation(trx: Executor, dialect: Dialect, userId: bigint): Promise<string> {
+  const token = randomToken();
+  const uid = idParam(dialect, userId);
+  await trx.deleteFrom('invitations').where('user_id', '=', uid).execute();
+  await trx.insertInto('invitations').values({ user_id: uid, token_hash: sha256(token), created_at: nowIso() }).execute();
+  return token;
+}
+
+export function invitationLink(a: Accounts, email: string, token: string): string {
+  return `${a.config.appUrl}/invitation?token=${encodeURIComponent(token)}&email=${encodeURIComponent(email)}`;
+}
+
+export async function sendInvitation(a: Accounts, user: Row, token: string): Promise<void> {
+  const link = invitationLink(a, String(user.email), token);
+  await a.mailer.send({
+    to: String(user.email),
+    subject: 'You are invited to Leadbook',
+    text: `Hello ${String(user.name)},\n\nyou have an account on Leadbook. To start, choose your password by opening this link within ${INVITATION_DAYS} days:\n\n${link}\n\nIf you did not expect this, ignore this mail: nobody can sign in to the account until a password is chosen through the link.\n`,
+    link,
+  });
+}
+
+const invalidInvitation = () =>
+  new AppError(422, 'validation_failed', 'This invitation link is invalid, was used already, or has expired; ask an admin to invite you again.', { token: ['is invalid or has expired'] });
+
+/** Sets the invited user's password (already checked) and confirms their address; the link works once. */
+export async function acceptInvitation(a: Accounts, email: string, token: string, password: string): Promise<UserRow> {
+  const user = await findUserByEmail(a.database.db, email);
+  if (!user || !(await spendMailedToken(a, 'invitations', user.id, token, INVITATION_DAYS * 24 * 60))) throw invalidInvitation();
+  await setMailedPassword(a, user.id, password, user.email_verified_at ? {} : { email_verified_at: nowIso() });
+  return user;
+}
