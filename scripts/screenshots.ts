@@ -211,6 +211,7 @@ async function main() {
     await stranger.clearCookies();
     await shoot({ name: 'forgot-password', go: goto('/forgot-password'), reload: true }, out);
     await shoot({ name: 'reset-password', go: goto('/reset-password?token=expired-example&email=maria%40example.com'), reload: true }, out);
+    await shoot({ name: 'invitation', go: goto('/invitation?token=example&email=tomas%40example.com'), reload: true }, out);
     await shoot({
       name: 'reset-password-error',
       go: async (p) => {

@@ -316,20 +316,31 @@ for (const dialect of DIALECTS) {
       assertClean(page);
     });
 
-    step('users: the admin adds an agent through /users/new', async () => {
+    step('users: the admin invites an agent through /users/new; the agent chooses a password through the mailed link', async () => {
       await visit(page, '/users');
       await axe(page, 'users index');
       await page.locator('main').getByRole('link', { name: 'New user' }).click();
       await page.waitForURL('**/users/new');
       await page.getByLabel('Name (required)').fill(agent.name);
       await page.getByLabel('Email (required)').fill(agent.email);
-      await page.getByLabel('Password (required)').fill(agent.password);
       await page.getByLabel('Role (required)').selectOption('agent');
       await axe(page, 'user form (new)');
+      const since = Date.now() - 1000;
       await submit(page, 'Create user');
       assert.match(here(page), /^\/users\/\d+$/);
-      await assertShowsText(page, agent.name, 'the new user page');
+      await assertShowsText(page, `We emailed an invitation to ${agent.email}`, 'the new user page');
       await axe(page, 'user detail');
+
+      const link = linkIn(await newestMail(app.dataDir, since), '/invitation');
+      const { context, page: invited } = await newUser(browser, app.url);
+      await visit(invited, link);
+      await axe(invited, 'invitation');
+      await invited.getByLabel('Your new password').fill(agent.password);
+      await submit(invited, 'Set my password');
+      assert.equal(here(invited), '/login');
+      await assertShowsText(invited, 'Your password is set', 'the sign-in page after the invitation');
+      assertClean(invited);
+      await context.close();
     });
 
     step('inquiries: assigned to the agent (assigned date filled in), seen on the agent’s dashboard; states cycle from the list; filters', async () => {
@@ -565,20 +576,20 @@ for (const dialect of DIALECTS) {
       assertClean(page);
     });
 
-    step('email verification: the notice links to the resend page; the mailed link confirms the address', async () => {
-      await visit(agentPage, '/');
-      await agentPage.getByRole('link', { name: 'see how, or get a new link' }).click();
-      await agentPage.waitForURL('**/verify-email');
-      await axe(agentPage, 'verify email notice');
+    step('email verification: the notice links to the resend page; the mailed link confirms the address (the admin: the agent\'s was confirmed by the invitation)', async () => {
+      await visit(page, '/');
+      await page.getByRole('link', { name: 'see how, or get a new link' }).click();
+      await page.waitForURL('**/verify-email');
+      await axe(page, 'verify email notice');
       const since = Date.now() - 1000;
-      await submit(agentPage, 'Send the link again');
-      await assertShowsText(agentPage, 'A new confirmation link is on its way', 'the notice');
+      await submit(page, 'Send the link again');
+      await assertShowsText(page, 'A new confirmation link is on its way', 'the notice');
       const link = linkIn(await newestMail(app.dataDir, since), '/verify-email/');
-      await visit(agentPage, link);
-      assert.equal(here(agentPage), '/');
-      await assertShowsText(agentPage, 'your email address is confirmed', 'the dashboard');
-      assert.equal(await agentPage.getByText('Please confirm your email address').count(), 0, 'the notice is gone');
-      assertClean(agentPage);
+      await visit(page, link);
+      assert.equal(here(page), '/');
+      await assertShowsText(page, 'your email address is confirmed', 'the dashboard');
+      assert.equal(await page.getByText('Please confirm your email address').count(), 0, 'the notice is gone');
+      assertClean(page);
     });
 
     step('without JavaScript: sign in, search with the Apply button, cycle a state, create a contact', async () => {
