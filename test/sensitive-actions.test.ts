@@ -113,7 +113,7 @@ type Mode = 'none' | 'password' | 'confirmed';
 
 /** Performs the action through one door; answers the reply. */
 async function perform(client: Client, door: 'api' | 'page', key: string, c: Case, who: Person, mode: Mode): Promise<Reply> {
-  const password = mode === 'password' ? { password: who.password } : {};
+  const password: Record<string, string> = mode === 'password' ? { password: who.password } : {};
   const fill = (values: Record<string, unknown>) => Object.fromEntries(Object.entries(values).map(([k, v]) => [k, v === 'NEW' ? `moved-${hex()}@example.com` : v]));
   if (door === 'api') {
     const [method, path] = key.split(' ') as [string, string];

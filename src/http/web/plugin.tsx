@@ -37,6 +37,9 @@ export function webApp(a: Accounts) {
     });
 
     app.setErrorHandler(async (error: FastifyError, request, reply) => {
+      // The catch-all below serves only signed-in pages; whatever fails on its way (a bad token on an unknown API
+      // route) is the root not-found handler's, as it was before the catch-all.
+      if (request.routeOptions.url === '/*') return reply.callNotFound();
       if (CSRF_ERRORS.has(error.code)) {
         return sendPage(reply, <MessagePage ctx={pageContext(request, reply)} title="This form has expired" status={403}><p>For your safety the form could not be sent. Go back, reload the page, and try again.</p></MessagePage>, 403);
       }
