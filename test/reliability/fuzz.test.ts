@@ -192,7 +192,8 @@ for (const dialect of DIALECTS) {
         if (reply.status >= 400) {
           seen.rejectedWrites++;
           const changes = digestChanges(before!, afterwards);
-          const partial = PARTIAL_IMPORT.exec(JSON.parse(reply.text).detail ?? '');
+          // A write to an unknown non-API path with Accept: text/html is answered by the HTML not-found page.
+          const partial = PARTIAL_IMPORT.exec(/json/.test(reply.type) ? JSON.parse(reply.text).detail ?? '' : '');
           if (partial && request.url.split('?')[0]!.endsWith('/import')) {
             seen.partialImports++;
             const table = request.url.split('/')[3]!;
