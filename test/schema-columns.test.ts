@@ -28,7 +28,7 @@ function expected(field: Field, dialect: Dialect): Column {
     type,
     length: dialect === 'postgres' && varchar ? Number(varchar[1]) : null,
     // SQLite reports a rowid alias as nullable, though it can never hold NULL.
-    notNull: field.required || (field.primary && dialect === 'postgres'),
+    notNull: field.primary ? dialect === 'postgres' : !field.nullable,
     primary: field.primary,
   };
 }
