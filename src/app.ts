@@ -10,6 +10,7 @@ import { createMailer } from './accounts/mail.ts';
 import { loadAppKey } from './accounts/secrets.ts';
 import { databaseStore } from './accounts/throttle.ts';
 import { registerUserRules, serveAccounts } from './accounts/user-rules.ts';
+import { drainUnreadBodies } from './http/drain.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/connection.ts';
 import { inputSchema, listSchema, oneSchema, recordSchema } from './derive/api-schema.ts';
@@ -80,6 +81,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   serveAccounts(accounts);
 
   registerJsonParser(app);
+  drainUnreadBodies(app);
   registerProblemHandlers(app, sendNotFoundPage);
   // Security headers on every answer. Scripts and styles come only from our own
   // origin (no inline script, no inline style); nobody may frame the app.

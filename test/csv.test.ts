@@ -62,11 +62,22 @@ async function rawBody(app: TestApp, path: string, headers: Record<string, strin
 }
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-const csrfOfAction = (html: string) => {
-  const match = /action="\/[a-z]+\/import\?_csrf=([^"]+)"/.exec(html);
-  assert.ok(match, 'the import form carries its CSRF token in its action');
-  return decodeURIComponent(match[1]!.replace(/&amp;/g, '&'));
+/** The import form's CSRF token: a field before the file, never in its address (it would stay in the history). */
+const csrfOfImportForm = (html: string) => {
+  const form = /<form method="post" action="\/[a-z]+\/import" enctype="multipart\/form-data"[^>]*>([\s\S]*?)<\/form>/.exec(html);
+  assert.ok(form, 'the import form posts to an address without its token');
+  const fields = [...form[1]!.matchAll(/<input[^>]* name="([^"]+)"/g)].map((m) => m[1]);
+  assert.deepEqual(fields.slice(0, 2), ['_csrf', 'file'], 'the token comes before the file');
+  return /name="_csrf" value="([^"]+)"/.exec(form[1]!)![1]!;
 };
+
+/** An upload with the form's token first, as the browser sends it. */
+function withToken(token: string, body: FormData): FormData {
+  const out = new FormData();
+  out.append('_csrf', token);
+  for (const [name, value] of body) out.append(name, value);
+  return out;
+}
 
 // A value a spreadsheet would run, with everything a CSV writer must quote.
 const TRICKY = '=HYPERLINK("http://evil.example","a, b")\nsecond line 😀';
@@ -305,11 +316,11 @@ for (const dialect of DIALECTS) {
         assert.match(page.text, /<progress id="import-progress" hidden/);
         assert.match(page.text, /accept=".csv,text\/csv"/);
         assert.doesNotMatch(page.text, /style=|<script>/);
-        const token = csrfOfAction(page.text);
+        const token = csrfOfImportForm(page.text);
 
         const before = await total();
         const csv = csvOf(['name', 'service_id'], [['Page one', 1], ['Page two', 'abc'], ['Page three', '']]);
-        const report = await browser.request('POST', `/contacts/import?_csrf=${encodeURIComponent(token)}`, { body: upload(csv) });
+        const report = await browser.request('POST', '/contacts/import', { body: withToken(token, upload(csv)) });
         assert.equal(report.status, 200, report.text);
         assert.match(report.text, /2 contacts were created\./);
         assert.match(report.text, /1 row could not be imported/);
@@ -317,26 +328,29 @@ for (const dialect of DIALECTS) {
         assert.match(report.text, /href="\/contacts"/);
         assert.equal(await total(), before + 2);
 
-        const clean = await browser.request('POST', `/contacts/import?_csrf=${encodeURIComponent(token)}`, { body: upload(csvOf(['name'], [['Page four']])) });
+        const clean = await browser.request('POST', '/contacts/import', { body: withToken(token, upload(csvOf(['name'], [['Page four']]))) });
         assert.match(clean.text, /No rows failed/);
       });
 
       test('a problem shows the import page again with a message and a 4xx', async () => {
-        const token = csrfOfAction((await browser.get('/contacts/import')).text);
-        const action = `/contacts/import?_csrf=${encodeURIComponent(token)}`;
-        const noFile = new FormData();
-        noFile.append('note', 'no file chosen');
-        const none = await browser.request('POST', action, { body: noFile });
+        const token = csrfOfImportForm((await browser.get('/contacts/import')).text);
+        const action = '/contacts/import';
+        // A browser sends a file input left empty as a file part with an empty name (FormData cannot say that).
+        const boundary = 'leadbook-no-file';
+        const noFile = `--${boundary}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${token}\r\n`
+          + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=""\r\nContent-Type: application/octet-stream\r\n\r\n\r\n--${boundary}--\r\n`;
+        const none = await browser.request('POST', action, { body: noFile, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
         assert.equal(none.status, 422);
         assert.match(none.text, /choose a CSV file/);
         assert.match(none.text, /<h1>Import contacts<\/h1>/);
-        const unknown = await browser.request('POST', action, { body: upload('name,colour\nx,red\n') });
+        const unknown = await browser.request('POST', action, { body: withToken(token, upload('name,colour\nx,red\n')) });
         assert.equal(unknown.status, 422);
         assert.match(unknown.text, /<code>colour<\/code> is not a column you can import/);
-        const notCsv = await browser.request('POST', action, { body: upload('GIF89a', 'cat.gif', 'image/gif') });
+        const notCsv = await browser.request('POST', action, { body: withToken(token, upload('GIF89a', 'cat.gif', 'image/gif')) });
         assert.equal(notCsv.status, 415);
         assert.match(notCsv.text, /cat\.gif is not a CSV file/);
-        const viaHtmx = await browser.request('POST', action, { body: upload('name,colour\nx,red\n'), headers: { 'hx-request': 'true' } });
+        // htmx sends the token in its header too (hx-headers on <body>).
+        const viaHtmx = await browser.request('POST', action, { body: upload('name,colour\nx,red\n'), headers: { 'hx-request': 'true', 'x-csrf-token': token } });
         assert.equal(viaHtmx.status, 200, 'htmx swaps only 2xx answers in');
         assert.match(viaHtmx.text, /is not a column you can import/);
         const noToken = await browser.request('POST', '/contacts/import', { body: upload('name\nMallory\n') });

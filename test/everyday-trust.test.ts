@@ -200,6 +200,15 @@ for (const dialect of DIALECTS) {
       assert.equal(wrong.body.errors.code[0], 'is not valid');
     });
 
+    test('phone fields are type="tel" on every form that has one (the phone keypad on phones), as GET /schema says', async () => {
+      const schema = (await app.get('/api/v1/schema')).body.data as { name: string; fields: { name: string; input: string }[] }[];
+      for (const resource of schema) assert.equal(resource.fields.find((f) => f.name === 'phone')?.input, 'tel', resource.name);
+      for (const page of ['/contacts/new', '/inquiries/new', '/users/new', '/profile']) {
+        const html = (await browser.get(page)).text;
+        assert.match(html, /<input id="field-phone" name="phone" type="tel"/, page);
+      }
+    });
+
     test('a number out of range is said in words a person reads', async () => {
       const reply = await app.post('/api/v1/contacts', { name: 'Big', service_id: 2147483648 });
       assertProblem(reply, 422, ['service_id']);

@@ -104,19 +104,24 @@ for (const dialect of DIALECTS) {
       assert.notEqual((await app.get('/api/v1/me')).body.data.name, 'Mallory');
     });
 
-    test('an avatar is uploaded with the token in the query; a non-image gets a message on the page', async () => {
+    test('an avatar is uploaded with the token in a field before the file (never in the address); a non-image gets a message on the page', async () => {
+      const form = /<form method="post" action="\/profile\/avatar" enctype="multipart\/form-data"[^>]*>([\s\S]*?)<\/form>/.exec((await (await signIn(app)).get('/profile')).text);
+      assert.ok(form, 'the avatar form posts to an address without its token');
+      assert.deepEqual([...form[1]!.matchAll(/<input[^>]* name="([^"]+)"/g)].map((m) => m[1]), ['_csrf', 'avatar'], 'the token comes before the file');
       const client = await signIn(app);
       const token = csrfOf((await client.get('/profile')).text);
       const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#1f5fbf' } }).png().toBuffer();
       const good = new FormData();
+      good.append('_csrf', token);
       good.append('avatar', new Blob([png], { type: 'image/png' }), 'me.png');
-      const saved = await client.request('POST', `/profile/avatar?_csrf=${encodeURIComponent(token)}`, { body: good });
+      const saved = await client.request('POST', '/profile/avatar', { body: good });
       assert.equal(saved.status, 303, saved.text);
       assert.match((await app.get('/api/v1/me')).body.data.avatar_url, /^\/api\/v1\/avatars\//);
 
       const bad = new FormData();
+      bad.append('_csrf', token);
       bad.append('avatar', new Blob([Buffer.from('not an image')], { type: 'image/png' }), 'notes.png');
-      const refused = await client.request('POST', `/profile/avatar?_csrf=${encodeURIComponent(token)}`, { body: bad });
+      const refused = await client.request('POST', '/profile/avatar', { body: bad });
       assert.equal(refused.status, 422);
       assert.match(refused.headers.get('content-type') ?? '', /text\/html/);
       assert.match(refused.text, /id="avatar-file-error">must be a JPEG, PNG, WebP or GIF image</);

@@ -10,7 +10,7 @@ export const contact = defineResource({
     name: { kind: 'string', max: 255, sortable: true },
     // Checked when written; addresses stored before that (by the original service) are served as they are.
     email: { kind: 'string', max: 255, input: 'email', format: 'email', sortable: true },
-    phone: { kind: 'string', max: 100 },
+    phone: { kind: 'string', max: 100, input: 'tel' },
     occupation: { kind: 'string', max: 100 },
     address: { kind: 'string', max: 255 },
     country: { kind: 'string', max: 100, sortable: true },

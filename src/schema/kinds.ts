@@ -7,7 +7,7 @@ import { fail, ok, parseDateTime, parseEmail, parseIntegerInRange, parseText, ty
 
 export type Dialect = 'sqlite' | 'postgres';
 export type KindName = 'string' | 'text' | 'integer' | 'bigInteger' | 'boolean' | 'dateTime' | 'password';
-export type InputKind = 'text' | 'email' | 'number' | 'checkbox' | 'date' | 'textarea' | 'password';
+export type InputKind = 'text' | 'email' | 'tel' | 'number' | 'checkbox' | 'date' | 'textarea' | 'password';
 export const FILTER_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'in', 'null'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 

@@ -2,8 +2,8 @@
 // Thin: they read the request, call the CSV core (src/records/csv.ts), and
 // write the answer. The upload reading is shared with the import page.
 import type { Readable } from 'node:stream';
-import multipart from '@fastify/multipart';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import multipart, { type MultipartFile } from '@fastify/multipart';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/connection.ts';
 import { listQuerySchema } from '../../derive/api-schema.ts';
 import { AppError } from '../../errors.ts';
@@ -50,7 +50,7 @@ export function uploadError(error: unknown): AppError | undefined {
  * that fails with a 413 when the file passes the limit: busboy would
  * otherwise just cut it short, and half a file would import as a whole one.
  */
-export async function uploadedCsv(request: FastifyRequest): Promise<Readable> {
+export async function uploadedCsv(request: FastifyRequest, beforeRead?: BeforeRead): Promise<Readable> {
   if (!request.isMultipart()) throw uploadError({ code: 'FST_INVALID_MULTIPART_CONTENT_TYPE' })!;
   // Refuse a body that is too large by its own account before reading any of it.
   if (Number(request.headers['content-length'] ?? 0) > IMPORT_MAX_BYTES + ENVELOPE_BYTES) throw tooLarge();
@@ -59,6 +59,14 @@ export async function uploadedCsv(request: FastifyRequest): Promise<Readable> {
     part = await request.file();
   } catch (error) {
     throw uploadError(error) ?? error;
+  }
+  if (beforeRead) {
+    try {
+      await beforeRead(part);
+    } catch (error) {
+      part?.file.resume();
+      throw error;
+    }
   }
   if (!part) throw noFile();
   // A browser sends an empty file input as a file part with no name.
@@ -75,16 +83,17 @@ export async function uploadedCsv(request: FastifyRequest): Promise<Readable> {
   return file;
 }
 
+/** A check of the file's part (and the fields before it) that must pass before the file is read: the page's CSRF token. */
+export type BeforeRead = (part: MultipartFile | undefined) => Promise<void>;
+
 /** Reads the upload of a request and imports it: what both import doors do. */
-export async function importUpload(ctx: Context, resource: Resource, request: FastifyRequest, reply: FastifyReply): Promise<ImportReport> {
+export async function importUpload(ctx: Context, resource: Resource, request: FastifyRequest, beforeRead?: BeforeRead): Promise<ImportReport> {
   try {
     // Who may import is settled before a byte of the file is read.
     authorize(ctx, resource);
-    return await importCsv(ctx, resource, await uploadedCsv(request));
+    return await importCsv(ctx, resource, await uploadedCsv(request, beforeRead));
   } catch (error) {
-    // The rest of an upload that was refused part-way is not read: the
-    // connection closes after the answer (kept open, it would wait for it forever).
-    if (!request.raw.complete) reply.header('Connection', 'close');
+    // The rest of an upload refused part-way is read and thrown away after the answer (src/http/drain.ts).
     throw uploadError(error) ?? error;
   }
 }
@@ -200,6 +209,6 @@ export function csvRoutes(database: Database, resource: Resource) {
           422: problem('no file, an empty file, or header names that are not columns you can import (each named in errors)'),
         },
       },
-    }, (request, reply) => importUpload(contextOf(database, request), resource, request, reply));
+    }, (request) => importUpload(contextOf(database, request), resource, request));
   };
 }

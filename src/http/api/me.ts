@@ -70,8 +70,7 @@ export function meRoutes(a: Accounts) {
     }, async (request, reply) => {
       if (!request.isMultipart()) throw new AppError(415, 'unsupported_media_type', 'Send the avatar as multipart/form-data, in a field named avatar.');
       if (declaresTooLarge(request.headers['content-length'])) {
-        // The rest is not read: the connection closes after the answer.
-        reply.header('Connection', 'close');
+        // Refused before a byte is read; the rest is thrown away after the answer (src/http/drain.ts).
         throw new AppError(413, 'payload_too_large', 'The avatar may be at most 2 MB.');
       }
       let upload: Buffer;

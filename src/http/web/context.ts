@@ -1,7 +1,8 @@
 // What every page needs: who is looking, a CSRF token for its forms, the flash
 // message of the previous action, and the viewer's language for dates.
 import type {} from '@fastify/csrf-protection';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { MultipartFile } from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { publicUser } from '../../accounts/store.ts';
 import type { Flash, PageContext } from './views/layout.tsx';
 
@@ -57,6 +58,22 @@ export function pageContext(request: FastifyRequest, reply: FastifyReply): PageC
 export function redirectWith(reply: FastifyReply, to: string, flash?: Flash): FastifyReply {
   if (flash) setFlash(reply, flash);
   return reply.redirect(to, 303);
+}
+
+/**
+ * The CSRF check of a multipart form, whose token comes in a field before the file (never in the address, where
+ * it would stay in the history) or in htmx's x-csrf-token header. It runs once the file's part is reached, before
+ * the file is read, through @fastify/csrf-protection's own check; a failure is thrown as that plugin's error.
+ */
+export function checkCsrf(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, part: MultipartFile | undefined): Promise<void> {
+  const field = part?.fields._csrf;
+  const token = field && !Array.isArray(field) && field.type === 'field' ? String(field.value) : undefined;
+  // Where the plugin's getToken (plugin.tsx) looks first.
+  request.body = { _csrf: token };
+  return new Promise((resolve, reject) => {
+    const probe = Object.create(reply, { send: { value: reject } }) as FastifyReply;
+    app.csrfProtection(request, probe, () => resolve());
+  });
 }
 
 /** Only same-site paths are followed after sign-in. */

@@ -11,7 +11,8 @@ import { authorize } from '../../records/operations.ts';
 import type { Resource } from '../../schema/resource.ts';
 import { IMPORT_MULTIPART, importUpload, uploadError } from '../api/csv.ts';
 import { contextOf } from '../api/records.ts';
-import { pageContext } from './context.ts';
+import { checkCsrf, pageContext } from './context.ts';
+import { CsrfInput } from './views/form.tsx';
 import { listQueryOf } from './record-pages.tsx';
 import { sendPage } from './render.tsx';
 import { Layout, type PageContext } from './views/layout.tsx';
@@ -35,7 +36,7 @@ function ImportProblem({ problem }: { problem: AppError }) {
 function ImportPage({ ctx, resource, problem }: { ctx: PageContext; resource: Resource; problem?: AppError }) {
   const { writable, ignored } = importColumns(resource);
   const required = writable.filter((f) => f.required && f.default === undefined);
-  const action = `/${resource.name}/import?_csrf=${encodeURIComponent(ctx.csrf)}`;
+  const action = `/${resource.name}/import`;
   const invalid = problem ? 'true' : undefined;
   return (
     <Layout ctx={ctx} title={`Import ${resource.name}`}>
@@ -65,6 +66,8 @@ function ImportPage({ ctx, resource, problem }: { ctx: PageContext; resource: Re
         <form method="post" action={action} enctype="multipart/form-data"
           hx-post={action} hx-encoding="multipart/form-data" hx-target="main" hx-select="main" hx-swap="outerHTML"
           data-progress="import-progress">
+          {/* Before the file: the server checks the token once it reaches the file, before reading it. */}
+          <CsrfInput token={ctx.csrf} />
           <div class="field">
             <label for="import-file">CSV file</label>
             <input id="import-file" type="file" name="file" accept=".csv,text/csv" required aria-invalid={invalid} />
@@ -162,10 +165,10 @@ export function csvPages(database: Database, resource: Resource) {
       return importPage(request, reply);
     });
 
-    app.post(`${base}/import`, { preHandler: app.csrfProtection }, async (request, reply) => {
+    app.post(`${base}/import`, async (request, reply) => {
       let report: ImportReport;
       try {
-        report = await importUpload(contextOf(database, request), resource, request, reply);
+        report = await importUpload(contextOf(database, request), resource, request, (part) => checkCsrf(app, request, reply, part));
       } catch (error) {
         if (error instanceof AppError && SHOWN.has(error.status)) return importPage(request, reply, error);
         throw error;

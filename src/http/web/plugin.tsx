@@ -31,8 +31,7 @@ export function webApp(a: Accounts) {
       getToken: (request) => {
         const body = request.body as Record<string, unknown> | undefined;
         const fromBody = typeof body?._csrf === 'string' ? body._csrf : undefined;
-        const fromQuery = (request.query as Record<string, unknown>)._csrf;
-        return fromBody ?? (request.headers['x-csrf-token'] as string | undefined) ?? (typeof fromQuery === 'string' ? fromQuery : undefined);
+        return fromBody ?? (request.headers['x-csrf-token'] as string | undefined);
       },
     });
 

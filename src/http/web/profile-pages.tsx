@@ -5,7 +5,7 @@
 // Secrets shown once (recovery codes, a new token, a 2FA key) are the answer
 // to their POST itself, never reachable again by a GET. The routes call the
 // same account actions as /api/v1/me; no SQL here.
-import multipart from '@fastify/multipart';
+import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AVATAR_MAX_BYTES, declaresTooLarge, removeAvatar, saveAvatar } from '../../accounts/avatar.ts';
 import type { Accounts } from '../../accounts/context.ts';
@@ -20,7 +20,7 @@ import { AppError, FieldErrorBag } from '../../errors.ts';
 import { user as userResource } from '../../resources/user.ts';
 import { uploadError } from '../api/csv.ts';
 import { clearAuthCookies } from '../auth.ts';
-import { pageContext, redirectWith } from './context.ts';
+import { checkCsrf, pageContext, redirectWith } from './context.ts';
 import { sendPage } from './render.tsx';
 import { type FormValues, type Problem, type ProfileData, type ProfileForm, ProfilePage, RecoveryCodesPage, TokenCreatedPage, TwoFactorSetupPage } from './views/profile.tsx';
 
@@ -43,8 +43,8 @@ const typed = (form: Form, names: readonly string[]): FormValues => Object.fromE
 
 export function profilePages(a: Accounts) {
   return async function plugin(app: FastifyInstance) {
-    // Only the avatar form is multipart: one file, nothing else (its CSRF token rides in the query string).
-    await app.register(multipart, { limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 0, parts: 1 }, throwFileSizeLimit: true });
+    // Only the avatar form is multipart: its CSRF token, then one file.
+    await app.register(multipart, { limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 1, parts: 2 }, throwFileSizeLimit: true });
     const csrf = { preHandler: app.csrfProtection };
 
     const load = async (request: FastifyRequest): Promise<ProfileData> => {
@@ -94,25 +94,38 @@ export function profilePages(a: Accounts) {
       }
     });
 
-    app.post('/profile/avatar', csrf, async (request, reply) => {
+    app.post('/profile/avatar', async (request, reply) => {
       const fail = (message: string, status = 422) => show(request, reply, { form: 'avatar', errors: { avatar: [message] } }, status);
       if (!request.isMultipart()) return fail('Choose an image file to upload.', 415);
       if (declaresTooLarge(request.headers['content-length'])) {
-        reply.header('Connection', 'close');
         return fail(`The image is larger than ${MAX_MB} MB; choose a smaller one.`, 413);
       }
-      let upload: Buffer;
-      try {
-        const file = await request.file();
-        if (!file || file.fieldname !== 'avatar') return fail('Choose an image file to upload.');
-        upload = await file.toBuffer();
-        if (!file.filename && upload.length === 0) return fail('Choose an image file to upload.');
-      } catch (error) {
+      const unreadable = (error: unknown) => {
         const code = (error as { code?: string }).code ?? '';
         if (code === 'FST_REQ_FILE_TOO_LARGE') return fail(`The image is larger than ${MAX_MB} MB; choose a smaller one.`, 413);
         if (code.startsWith('FST_') || uploadError(error)) return fail('The upload could not be read; choose the image again.', 400);
         throw error;
+      };
+      let file: MultipartFile | undefined;
+      try {
+        file = await request.file();
+      } catch (error) {
+        return unreadable(error);
       }
+      try {
+        await checkCsrf(app, request, reply, file);
+      } catch (error) {
+        file?.file.resume();
+        throw error;
+      }
+      if (!file || file.fieldname !== 'avatar') return fail('Choose an image file to upload.');
+      let upload: Buffer;
+      try {
+        upload = await file.toBuffer();
+      } catch (error) {
+        return unreadable(error);
+      }
+      if (!file.filename && upload.length === 0) return fail('Choose an image file to upload.');
       try {
         await saveAvatar(a, request.user!, upload);
       } catch (error) {

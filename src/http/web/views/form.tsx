@@ -21,7 +21,9 @@ export function shownValue(field: Field, value: unknown): string {
   return String(value);
 }
 
-const INPUT_TYPES: Record<string, string> = { text: 'text', email: 'email', number: 'number', date: 'date', password: 'password' };
+const INPUT_TYPES: Record<string, string> = { text: 'text', email: 'email', tel: 'tel', number: 'number', date: 'date', password: 'password' };
+// `tel` brings up the phone keypad; no autocomplete for it, which would offer the user's own number for a contact's.
+const AUTOCOMPLETE: Record<string, string> = { password: 'new-password', email: 'email' };
 
 /** `required` overrides the declaration where a form needs more (registering takes a password; an admin's create may leave it out). */
 export function FieldInput(props: { field: Field; value: unknown; errors?: string[]; members: Member[]; autoFocus?: boolean; optionalPassword?: boolean; required?: boolean }) {
@@ -74,7 +76,7 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
         type={type}
         value={type === 'password' ? '' : text}
         required={required}
-        autocomplete={type === 'password' ? 'new-password' : type === 'email' ? 'email' : undefined}
+        autocomplete={AUTOCOMPLETE[type]}
         inputMode={field.kind.name === 'bigInteger' ? 'numeric' : undefined}
         step={type === 'number' ? '1' : undefined}
         autoFocus={props.autoFocus}

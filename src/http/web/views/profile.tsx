@@ -182,7 +182,9 @@ function AvatarSection({ ctx, data, problem }: { ctx: PageContext; data: Profile
           <figcaption aria-hidden="true">New, not saved yet</figcaption>
         </figure>
       </div>
-      <form method="post" action={`/profile/avatar?_csrf=${encodeURIComponent(ctx.csrf)}`} enctype="multipart/form-data" novalidate>
+      <form method="post" action="/profile/avatar" enctype="multipart/form-data" novalidate>
+        {/* Before the file: the server checks the token once it reaches the file, before reading it. */}
+        <CsrfInput token={ctx.csrf} />
         <div class="field">
           <label for="avatar-file">{url ? 'Choose a new image' : 'Choose an image'}</label>
           <input id="avatar-file" name="avatar" type="file" accept={AVATAR_ACCEPT} data-preview="avatar-preview" required autoFocus={invalid}

@@ -1,0 +1,127 @@
+// Uploads refused for their size, as every client reads them: Node's own
+// fetch (undici) keeps sending its body after the server has answered, and
+// used to fail with EPIPE / "other side closed" when the server closed the
+// connection at once. The server now reads (and throws away) the rest of such
+// a body, up to a bound, so the 413 problem reaches the client. On each
+// database, through the API and the pages.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { type Client, startApp, type TestApp } from './helpers/app.ts';
+import { DIALECTS } from './helpers/database.ts';
+import { csrfOf, submit } from './reliability/helpers/security.ts';
+
+const MB = 1024 * 1024;
+
+function multipart(field: string, bytes: number, filename: string, type: string, extra: Record<string, string> = {}): FormData {
+  const body = new FormData();
+  for (const [name, value] of Object.entries(extra)) body.append(name, value);
+  body.append(field, new Blob([Buffer.alloc(bytes, 'a')], { type }), filename);
+  return body;
+}
+
+/** Node's fetch, as an API client uses it: a problem body must come back, not a connection error. */
+async function post(url: string, body: FormData, headers: Record<string, string>) {
+  const res = await fetch(url, { method: 'POST', body, headers, redirect: 'manual' });
+  return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
+}
+
+/**
+ * Sends a body of `head`, `bytes` filler and `tail` slowly (64 KiB every 10 ms), so that the answer comes while
+ * it is still being sent, and goes on sending after it, as fetch does. Answers the answer, how much was sent
+ * after it, and whether the server closed the connection before the whole body was sent (what makes fetch
+ * fail with EPIPE or "other side closed" when the timing is less kind than on loopback).
+ */
+function paced(url: string, headers: Record<string, string>, head: Buffer, bytes: number, tail: Buffer): Promise<{ status: number; text: string; cutEarly: boolean; sentAfterAnswer: number }> {
+  return new Promise((resolve) => {
+    let answer: { status: number; text: string } | undefined;
+    let sentAfterAnswer = 0;
+    let left = bytes;
+    let cutEarly = false;
+    const finish = () => {
+      clearInterval(timer);
+      resolve({ status: answer?.status ?? 0, text: answer?.text ?? '', cutEarly, sentAfterAnswer });
+    };
+    const request = http.request(url, { method: 'POST', headers: { ...headers, 'content-length': String(head.length + bytes + tail.length) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => { answer = { status: res.statusCode!, text }; });
+    });
+    request.on('error', () => { cutEarly = true; });
+    request.on('socket', (socket) => socket.on('close', () => { if (left > 0) cutEarly = true; setTimeout(finish, 50); }));
+    request.write(head);
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    const timer = setInterval(() => {
+      if (left <= 0) {
+        clearInterval(timer);
+        request.end(tail);
+        // Kept alive after the whole body: the test is done once the answer is in.
+        setTimeout(() => { request.destroy(); finish(); }, 300);
+        return;
+      }
+      const n = Math.min(left, chunk.length);
+      left -= n;
+      if (answer) sentAfterAnswer += n;
+      request.write(chunk.subarray(0, n));
+    }, 10);
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`uploads over the limit (${dialect})`, () => {
+    let app: TestApp;
+    let browser: Client;
+    before(async () => {
+      app = await startApp(dialect);
+      browser = app.client();
+      assert.equal((await submit(browser, '/login', '/login', { email: app.admin.email, password: app.admin.password })).status, 303);
+    });
+    after(() => app?.close());
+
+    const bearer = () => ({ authorization: `Bearer ${app.admin.token}` });
+    const cookie = () => ({ cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '), origin: app.url });
+
+    test('the rest of a refused upload is read, not cut: a client still sending after the 413 gets no connection error', async () => {
+      const boundary = 'leadbook-uploads-test';
+      const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="avatar"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`);
+      const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+      const outcome = await paced(`${app.url}/api/v1/me/avatar`, { ...bearer(), 'content-type': `multipart/form-data; boundary=${boundary}` }, head, 3 * MB, tail);
+      assert.equal(outcome.cutEarly, false, 'the server did not cut the connection while the body was coming');
+      assert.equal(outcome.status, 413);
+      assert.ok(outcome.sentAfterAnswer > 0, 'the answer came while the body was still being sent');
+      assert.equal(JSON.parse(outcome.text).code, 'payload_too_large');
+    });
+
+    test('a 3 MB avatar through the API: fetch reads the 413 problem', async () => {
+      const reply = await post(`${app.url}/api/v1/me/avatar`, multipart('avatar', 3 * MB, 'big.png', 'image/png'), bearer());
+      assert.equal(reply.status, 413, reply.text.slice(0, 200));
+      assert.match(reply.type, /^application\/problem\+json/);
+      assert.equal(JSON.parse(reply.text).code, 'payload_too_large');
+    });
+
+    test('a 60 MB CSV through the API: fetch reads the 413 problem', async () => {
+      const reply = await post(`${app.url}/api/v1/contacts/import`, multipart('file', 60 * MB, 'big.csv', 'text/csv'), bearer());
+      assert.equal(reply.status, 413, reply.text.slice(0, 200));
+      assert.match(reply.type, /^application\/problem\+json/);
+      assert.equal(JSON.parse(reply.text).code, 'payload_too_large');
+    });
+
+    test('a 2 MB JSON body: fetch reads the 413 problem', async () => {
+      const res = await fetch(`${app.url}/api/v1/contacts`, { method: 'POST', body: JSON.stringify({ detail: 'x'.repeat(2 * MB) }), headers: { ...bearer(), 'content-type': 'application/json' } });
+      assert.equal(res.status, 413);
+      assert.equal((await res.json()).code, 'payload_too_large');
+    });
+
+    test('the pages too: the avatar and import forms answer an oversized file with their page and its message', async () => {
+      const profile = await browser.get('/profile');
+      const avatar = await post(`${app.url}/profile/avatar`, multipart('avatar', 3 * MB, 'big.png', 'image/png', { _csrf: csrfOf(profile.text) }), cookie());
+      assert.equal(avatar.status, 413, avatar.text.slice(0, 200));
+      assert.match(avatar.text, /The image is larger than 2 MB/);
+      const page = await browser.get('/contacts/import');
+      const csv = await post(`${app.url}/contacts/import`, multipart('file', 60 * MB, 'big.csv', 'text/csv', { _csrf: csrfOf(page.text) }), cookie());
+      assert.equal(csv.status, 413, csv.text.slice(0, 200));
+      assert.match(csv.text, /The file is larger than 50 MiB/);
+    });
+  });
+}
