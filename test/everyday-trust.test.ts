@@ -202,11 +202,71 @@ for (const dialect of DIALECTS) {
 
     test('phone fields are type="tel" on every form that has one (the phone keypad on phones), as GET /schema says', async () => {
       const schema = (await app.get('/api/v1/schema')).body.data as { name: string; fields: { name: string; input: string }[] }[];
-      for (const resource of schema) assert.equal(resource.fields.find((f) => f.name === 'phone')?.input, 'tel', resource.name);
+      for (const resource of schema) {
+        const phones = resource.fields.filter((f) => /phone/.test(f.name));
+        assert.ok(phones.length > 0, resource.name);
+        for (const f of phones) assert.equal(f.input, 'tel', `${resource.name}.${f.name}`);
+      }
       for (const page of ['/contacts/new', '/inquiries/new', '/users/new', '/profile']) {
         const html = (await browser.get(page)).text;
-        assert.match(html, /<input id="field-phone" name="phone" type="tel"/, page);
+        // Every control named for a phone, wherever it sits in the form.
+        const inputs = [...html.matchAll(/<(input|textarea|select)\b[^>]*\bname="[^"]*phone[^"]*"[^>]*>/g)].map((m) => m[0]);
+        assert.ok(inputs.length > 0, `${page} has a phone field`);
+        for (const input of inputs) {
+          assert.match(input, /^<input\b/, `${page}: ${input}`);
+          assert.match(input, /\btype="tel"/, `${page}: ${input}`);
+          assert.match(input, /\bautocomplete="tel"/, `${page}: ${input}`);
+        }
       }
+    });
+
+    test('the list answers htmx with a fragment that varies on HX-Request and is never stored; a page otherwise', async () => {
+      const fragment = await browser.request('GET', '/contacts?search=zz', { headers: { 'hx-request': 'true', 'hx-target': 'results' } });
+      assert.equal(fragment.status, 200);
+      assert.doesNotMatch(fragment.text, /<html/);
+      assert.match(fragment.headers.get('vary') ?? '', /HX-Request/i);
+      assert.equal(fragment.headers.get('cache-control'), 'no-store');
+      const page = await browser.request('GET', '/contacts?search=zz');
+      assert.match(page.text, /^<!doctype html>/);
+      assert.match(page.headers.get('vary') ?? '', /HX-Request/i, 'the page says it varies too, so a cache never serves one for the other');
+    });
+
+    test('after the session ends: htmx is told to go to sign-in (never a blank 200); a typed form is kept, sealed, and comes back after signing in', async () => {
+      const email = `expiring-${hex()}@example.com`;
+      const password = `expiring pass ${hex()}`;
+      const user = (await app.post('/api/v1/users', { name: 'Expiring', email, password })).body.data;
+      const client = app.client();
+      assert.equal((await submit(client, '/login', '/login', { email, password })).status, 303);
+      const newPage = await client.get('/contacts/new');
+      const endSession = () => app.database.db.deleteFrom('sessions').where('user_id', '=', Number(user.id)).execute();
+      await endSession();
+
+      const search = await client.request('GET', '/contacts?search=solar', { headers: { 'hx-request': 'true', 'hx-target': 'results', 'hx-current-url': `${app.url}/contacts?search=solar` } });
+      assert.equal(search.status, 401);
+      assert.equal(search.headers.get('hx-redirect'), `/login?next=${encodeURIComponent('/contacts?search=solar')}`);
+
+      const detail = `A long detail typed over many minutes ${hex()} `.repeat(8).trim().slice(0, 480);
+      const before = await total('contacts');
+      const sent = await client.request('POST', '/contacts', {
+        ...form({ _csrf: csrfOf(newPage.text), name: 'Kept Person', email: 'kept@example.com', detail }),
+        headers: { ...form({}).headers, referer: `${app.url}/contacts/new` },
+      });
+      assert.equal(sent.status, 303);
+      assert.equal(sent.headers.get('location'), `/login?next=${encodeURIComponent('/contacts/new')}`);
+      const sealed = client.cookies.get('leadbook_kept_form');
+      assert.ok(sealed, 'the typed values are kept in a cookie of this browser');
+      assert.ok(!decodeURIComponent(sealed).includes('Kept Person') && !decodeURIComponent(sealed).includes('kept@example.com'), 'sealed, not readable');
+      assert.equal(await total('contacts'), before, 'nothing was saved');
+      assert.match((await client.get(sent.headers.get('location')!)).text, /Your session had ended, so nothing was saved yet/);
+
+      const again = await submit(client, '/login', '/login', { email, password, next: '/contacts/new' });
+      assert.equal(again.headers.get('location'), '/contacts/new');
+      const back = await client.get('/contacts/new');
+      assert.match(back.text, /Your session had ended, so this was not saved\. What you typed is back/);
+      assert.match(back.text, /value="Kept Person"/);
+      assert.ok(back.text.includes(`>${detail}</textarea>`), 'the long detail is back');
+      assert.equal(await total('contacts'), before, 'still not saved by itself');
+      assert.doesNotMatch((await client.get('/contacts/new')).text, /Kept Person/, 'given back once');
     });
 
     test('a number out of range is said in words a person reads', async () => {

@@ -20,6 +20,13 @@ function multipart(field: string, bytes: number, filename: string, type: string,
   return body;
 }
 
+function multipartText(field: string, content: string, filename: string, type: string, extra: Record<string, string> = {}): FormData {
+  const body = new FormData();
+  for (const [name, value] of Object.entries(extra)) body.append(name, value);
+  body.append(field, new Blob([content], { type }), filename);
+  return body;
+}
+
 /** Node's fetch, as an API client uses it: a problem body must come back, not a connection error. */
 async function post(url: string, body: FormData, headers: Record<string, string>) {
   const res = await fetch(url, { method: 'POST', body, headers, redirect: 'manual' });
@@ -32,13 +39,17 @@ async function post(url: string, body: FormData, headers: Record<string, string>
  * after it, and whether the server closed the connection before the whole body was sent (what makes fetch
  * fail with EPIPE or "other side closed" when the timing is less kind than on loopback).
  */
-function paced(url: string, headers: Record<string, string>, head: Buffer, bytes: number, tail: Buffer): Promise<{ status: number; text: string; cutEarly: boolean; sentAfterAnswer: number }> {
+function paced(url: string, headers: Record<string, string>, head: Buffer, bytes: number, tail: Buffer, patienceMs = Infinity): Promise<{ status: number; text: string; cutEarly: boolean; sentAfterAnswer: number }> {
   return new Promise((resolve) => {
     let answer: { status: number; text: string } | undefined;
     let sentAfterAnswer = 0;
     let left = bytes;
     let cutEarly = false;
+    let gaveUp = false;
+    let done = false;
     const finish = () => {
+      if (done) return;
+      done = true;
       clearInterval(timer);
       resolve({ status: answer?.status ?? 0, text: answer?.text ?? '', cutEarly, sentAfterAnswer });
     };
@@ -46,10 +57,14 @@ function paced(url: string, headers: Record<string, string>, head: Buffer, bytes
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d) => (text += d));
-      res.on('end', () => { answer = { status: res.statusCode!, text }; });
+      res.on('end', () => {
+        answer = { status: res.statusCode!, text };
+        // Still open `patienceMs` after the answer: the server is reading the rest; stop sending it.
+        if (Number.isFinite(patienceMs)) setTimeout(() => { gaveUp = true; request.destroy(); finish(); }, patienceMs);
+      });
     });
-    request.on('error', () => { cutEarly = true; });
-    request.on('socket', (socket) => socket.on('close', () => { if (left > 0) cutEarly = true; setTimeout(finish, 50); }));
+    request.on('error', () => { if (!gaveUp) cutEarly = true; });
+    request.on('socket', (socket) => socket.on('close', () => { if (left > 0 && !gaveUp) cutEarly = true; setTimeout(finish, 50); }));
     request.write(head);
     const chunk = Buffer.alloc(64 * 1024, 'a');
     const timer = setInterval(() => {
@@ -93,6 +108,16 @@ for (const dialect of DIALECTS) {
       assert.equal(JSON.parse(outcome.text).code, 'payload_too_large');
     });
 
+    test('beyond the bound (a body declared at 100 MiB) the connection is still cut after the 413, as before', async () => {
+      const boundary = 'leadbook-uploads-test';
+      const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="avatar"; filename="huge.png"\r\nContent-Type: image/png\r\n\r\n`);
+      const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+      const outcome = await paced(`${app.url}/api/v1/me/avatar`, { ...bearer(), 'content-type': `multipart/form-data; boundary=${boundary}` }, head, 100 * MB - head.length - tail.length, tail, 3000);
+      assert.equal(outcome.status, 413);
+      assert.equal(JSON.parse(outcome.text).code, 'payload_too_large');
+      assert.equal(outcome.cutEarly, true, 'the server closed the connection instead of reading 100 MiB');
+    });
+
     test('a 3 MB avatar through the API: fetch reads the 413 problem', async () => {
       const reply = await post(`${app.url}/api/v1/me/avatar`, multipart('avatar', 3 * MB, 'big.png', 'image/png'), bearer());
       assert.equal(reply.status, 413, reply.text.slice(0, 200));
@@ -111,6 +136,39 @@ for (const dialect of DIALECTS) {
       const res = await fetch(`${app.url}/api/v1/contacts`, { method: 'POST', body: JSON.stringify({ detail: 'x'.repeat(2 * MB) }), headers: { ...bearer(), 'content-type': 'application/json' } });
       assert.equal(res.status, 413);
       assert.equal((await res.json()).code, 'payload_too_large');
+    });
+
+    test('the multipart forms carry their CSRF token in a field before the file, never in the address; the query is no longer read', async () => {
+      const forms = [
+        { page: '/profile', action: '/profile/avatar', field: 'avatar', filename: 'me.png', type: 'image/png', content: 'not an image', passed: 422 },
+        { page: '/contacts/import', action: '/contacts/import', field: 'file', filename: 'rows.csv', type: 'text/csv', content: 'name\nToken in the body\n', passed: 200 },
+      ];
+      for (const { page, action, field, filename, type, content, passed } of forms) {
+        const html = (await browser.get(page)).text;
+        const form = new RegExp(`<form[^>]*action="${action}"[^>]*>([\\s\\S]*?)</form>`).exec(html);
+        assert.ok(form, `${page}: a form posting to ${action}, its token not in the address`);
+        assert.doesNotMatch(form[0].slice(0, form[0].indexOf('>')), /_csrf/, `${page}: neither action nor hx-post carries the token`);
+        assert.deepEqual([...form[1]!.matchAll(/<input[^>]* name="([^"]+)"/g)].map((m) => m[1]).slice(0, 2), ['_csrf', field], `${page}: the token comes before the file`);
+        const token = csrfOf(form[1]!);
+        const upload = (csrf?: string) => multipartText(field, content, filename, type, csrf === undefined ? {} : { _csrf: csrf });
+
+        // A plain form post (JavaScript off) and htmx (the form's field and its x-csrf-token header) both pass.
+        const plain = await browser.request('POST', action, { body: upload(token) });
+        assert.equal(plain.status, passed, `${action}, token in the body: ${plain.text.slice(0, 300)}`);
+        const htmx = await browser.request('POST', action, { body: upload(token), headers: { 'hx-request': 'true', 'x-csrf-token': token } });
+        assert.equal(htmx.status, passed, `${action} by htmx: ${htmx.text.slice(0, 300)}`);
+
+        for (const [what, path, body] of [
+          ['no token', action, upload()],
+          ['a wrong token', action, upload('forged')],
+          ['the token only in the address', `${action}?_csrf=${encodeURIComponent(token)}`, upload()],
+        ] as const) {
+          const refused = await browser.request('POST', path, { body });
+          assert.equal(refused.status, 403, `${action} with ${what}`);
+          assert.match(refused.text, /This form has expired/, `${action} with ${what}`);
+        }
+      }
+      assert.equal((await app.get('/api/v1/contacts?search=Token+in+the+body')).body.meta.total, 2, 'the two accepted imports, and only those');
     });
 
     test('the pages too: the avatar and import forms answer an oversized file with their page and its message', async () => {

@@ -31,6 +31,10 @@ declare module 'fastify' {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** A form of the web app's pages (not the JSON API), as a browser posts it. */
+export const isPageForm = (request: FastifyRequest) =>
+  request.method === 'POST' && !request.url.startsWith('/api/') && /^application\/x-www-form-urlencoded\b/i.test(request.headers['content-type'] ?? '');
+
 export const isSecure = (request: FastifyRequest) => request.protocol === 'https';
 const cookieName = (request: FastifyRequest, base: string) => (isSecure(request) ? `__Host-${base}` : base);
 export const sessionCookie = (request: FastifyRequest) => cookieName(request, 'leadbook_session');
@@ -105,6 +109,12 @@ export const authPlugin = fp(async (app: FastifyInstance, a: Accounts) => {
     if (request.via === 'cookie' && !SAFE_METHODS.has(request.method) && !sameOrigin(request)) {
       throw new AppError(403, 'cross_origin', 'A request that changes something must come from this site.');
     }
+    if (request.actor || request.routeOptions.config.public || request.is404) return;
+    // A page form sent after the session ended is read first, so that what was typed can be kept (web/kept-form.ts):
+    // the 401 comes once the (small, urlencoded) body is parsed. Everything else is refused before its body is read.
+    if (!isPageForm(request)) throw unauthenticated();
+  });
+  app.addHook('preValidation', async (request) => {
     if (!request.actor && !request.routeOptions.config.public && !request.is404) throw unauthenticated();
   });
 }, { name: 'leadbook-auth' });

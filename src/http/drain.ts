@@ -8,7 +8,9 @@
 // is slow to come, so nobody can keep the server reading for ever.
 import type { FastifyInstance } from 'fastify';
 
-const DRAIN_MAX_BYTES = 128 * 1024 * 1024;
+// Above the largest upload we take (a 50 MiB import and its envelope), below what nobody honest sends (the
+// security suite's 100–200 MiB bodies are still cut).
+export const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
 const DRAIN_MAX_MS = 30_000;
 
 export function drainUnreadBodies(app: FastifyInstance): void {

@@ -3,14 +3,16 @@
 // stranger is sent to the sign-in page; errors are pages, not JSON.
 import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import qs from 'qs';
 import type { Accounts } from '../../accounts/context.ts';
 import { countUsers } from '../../accounts/store.ts';
 import { recordResources } from '../../resources/index.ts';
 import { toAppError } from '../problem.ts';
 import { authPages } from './auth-pages.tsx';
-import { pageContext } from './context.ts';
+import { isPageForm } from '../auth.ts';
+import { pageContext, redirectWith } from './context.ts';
+import { keptForms } from './kept-form.ts';
 import { csvPages } from './csv-pages.tsx';
 import { dashboardPage } from './dashboard.tsx';
 import { profilePages } from './profile-pages.tsx';
@@ -20,7 +22,39 @@ import { MessagePage } from './views/pages.tsx';
 
 const CSRF_ERRORS = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN']);
 
+/** A same-origin page address from a full URL a browser sent (HX-Current-URL), as path and query. */
+function ownPath(request: FastifyRequest, url: string | undefined): string | null {
+  if (!url) return null;
+  try {
+    const parsed = new URL(url);
+    return parsed.host === request.host ? parsed.pathname + parsed.search : null;
+  } catch {
+    return null;
+  }
+}
+
 export function webApp(a: Accounts) {
+  const kept = keptForms(a);
+
+  /**
+   * A signed-out browser (its session ended) is sent to sign in, then back. htmx gets HX-Redirect, which it
+   * follows (a live search would otherwise stay blank); a record form's values are kept for after the sign-in.
+   */
+  function signInAgain(request: FastifyRequest, reply: FastifyReply) {
+    if (request.headers['hx-request']) {
+      const page = ownPath(request, request.headers['hx-current-url'] as string | undefined) ?? '/';
+      return reply.code(401).header('HX-Redirect', `/login?next=${encodeURIComponent(page)}`).type('text/plain; charset=utf-8').send('Your session has ended; sign in again.');
+    }
+    if (isPageForm(request)) {
+      const { path, kept: saved } = kept.keep(request, reply);
+      const text = saved
+        ? 'Your session had ended, so nothing was saved yet. Sign in again: what you typed is kept, and the form comes back filled.'
+        : 'Your session had ended, so nothing was saved. Sign in again, then send the form once more.';
+      return redirectWith(reply, `/login?next=${encodeURIComponent(path ?? '/')}`, { kind: 'info', text });
+    }
+    return reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);
+  }
+
   return async function plugin(app: FastifyInstance) {
     // Forms nest like the API's query strings: filter[status]=true.
     await app.register(formbody, { parser: (body) => qs.parse(body, { depth: 2, parameterLimit: 200, arrayLimit: 0, allowPrototypes: false }) });
@@ -44,8 +78,8 @@ export function webApp(a: Accounts) {
       }
       const e = toAppError(error);
       if (e.status === 401) {
-        const first = (await countUsers(a.database.db)) === 0;
-        return reply.redirect(first ? '/setup' : `/login?next=${encodeURIComponent(request.url)}`, 303);
+        if ((await countUsers(a.database.db)) === 0) return reply.redirect('/setup', 303);
+        return signInAgain(request, reply);
       }
       if (e.status >= 500) request.log.error({ err: error }, 'page failed');
       const titles: Record<number, string> = { 403: 'Not allowed', 404: 'Not found', 429: 'Slow down', 503: 'Temporarily unavailable' };
@@ -57,7 +91,7 @@ export function webApp(a: Accounts) {
     await app.register(profilePages(a));
     for (const resource of recordResources) {
       await app.register(csvPages(a.database, resource));
-      await app.register(recordPages(a.database, resource));
+      await app.register(recordPages(a.database, resource, kept));
     }
 
     // An unknown address opened by someone signed in keeps the navigation. The root's not-found handler cannot

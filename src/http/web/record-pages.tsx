@@ -10,6 +10,7 @@ import { authorize, createRecord, deleteRecord, getRecord, listRecords, type Lis
 import type { Resource } from '../../schema/resource.ts';
 import { contextOf } from '../api/records.ts';
 import { pageContext, redirectWith } from './context.ts';
+import type { KeptForms } from './kept-form.ts';
 import { sendFragment, sendPage } from './render.tsx';
 import { ConflictPage, DeletePage, DetailPage, IndexPage, type Query, RecordForm, recordTitle, Results, StateToggle } from './views/records.tsx';
 
@@ -58,9 +59,11 @@ function withDefaultDates(resource: Resource, input: Form, before?: Form): Form 
   return out;
 }
 
+const KEPT_NOTE = 'Your session had ended, so this was not saved. What you typed is back: check it and save again.';
+
 const fieldErrors = (error: unknown): FieldErrors | null => (error instanceof AppError && error.status === 422 ? error.errors ?? { '': [error.detail] } : null);
 
-export function recordPages(database: Database, resource: Resource) {
+export function recordPages(database: Database, resource: Resource, kept: KeptForms) {
   return async function plugin(app: FastifyInstance) {
     const csrf = { preHandler: app.csrfProtection };
     const members = () => teamMembers(database);
@@ -78,8 +81,11 @@ export function recordPages(database: Database, resource: Resource) {
         if (!problem) throw error;
       }
       const props = { ctx: pageContext(request, reply), resource, result, query, members: await members(), problem };
-      // htmx asks for the results only (live search); a browser gets the whole page.
-      if (request.headers['hx-request'] && request.headers['hx-target'] === 'results') return sendFragment(reply, <Results {...props} />);
+      // htmx asks for the results only (live search, filters, paging) at the address it then pushes into the
+      // history; a browser gets the whole page. Back and Forward load that address again, and Chromium took the
+      // fragment it had cached for it: the answer varies on HX-Request, and the fragment is never stored.
+      reply.header('Vary', 'HX-Request');
+      if (request.headers['hx-request'] && request.headers['hx-target'] === 'results') return sendFragment(reply.header('Cache-Control', 'no-store'), <Results {...props} />);
       return sendPage(reply, <IndexPage {...props} />);
     });
 
@@ -89,6 +95,8 @@ export function recordPages(database: Database, resource: Resource) {
     app.get(`${base}/new`, async (request, reply) => {
       // The empty form reads no record, so no operation checks access: check it here (agents get 403 on users).
       authorize(ctxOf(request), resource);
+      const typed = kept.take(request, reply);
+      if (typed) return formPage(request, reply, typed, { note: KEPT_NOTE });
       // "Created by" starts as the viewer, as the API's default does (an empty select would send "nobody").
       const actor = Object.fromEntries(resource.writable.filter((f) => f.defaultActor).map((f) => [f.name, String(request.user!.id)]));
       // A record of the resource this one extends can start one: its shared fields are copied in.
@@ -121,6 +129,9 @@ export function recordPages(database: Database, resource: Resource) {
 
     app.get(`${base}/:id/edit`, async (request: IdRequest, reply) => {
       const { record, etag } = await getRecord(ctxOf(request), resource, request.params.id);
+      const typed = kept.take(request, reply);
+      // The ETag of when the typing began: a change someone saved since is still caught on save.
+      if (typed) return formPage(request, reply, typed, { record, etag: typed._etag ?? etag, note: KEPT_NOTE });
       return formPage(request, reply, record, { record, etag });
     });
 

@@ -22,8 +22,8 @@ export function shownValue(field: Field, value: unknown): string {
 }
 
 const INPUT_TYPES: Record<string, string> = { text: 'text', email: 'email', tel: 'tel', number: 'number', date: 'date', password: 'password' };
-// `tel` brings up the phone keypad; no autocomplete for it, which would offer the user's own number for a contact's.
-const AUTOCOMPLETE: Record<string, string> = { password: 'new-password', email: 'email' };
+// `tel` brings up the phone keypad; its autocomplete token lets the browser offer saved numbers, as email does.
+const AUTOCOMPLETE: Record<string, string> = { password: 'new-password', email: 'email', tel: 'tel' };
 
 /** `required` overrides the declaration where a form needs more (registering takes a password; an admin's create may leave it out). */
 export function FieldInput(props: { field: Field; value: unknown; errors?: string[]; members: Member[]; autoFocus?: boolean; optionalPassword?: boolean; required?: boolean }) {
