@@ -8,7 +8,7 @@ import type { Dialect } from '../schema/kinds.ts';
 import type { Accounts } from './context.ts';
 import { setMailedPassword, spendMailedToken } from './reset-password.ts';
 import { randomToken, sha256 } from './secrets.ts';
-import { findUserByEmail, idParam, nowIso, type UserRow } from './store.ts';
+import { findUserByEmail, idParam, nowIso } from './store.ts';
 
 export const INVITATION_DAYS = 7;
 
@@ -39,9 +39,8 @@ const invalidInvitation = () =>
   new AppError(422, 'validation_failed', 'This invitation link is invalid, was used already, or has expired; ask an admin to invite you again.', { token: ['is invalid or has expired'] });
 
 /** Sets the invited user's password (already checked) and confirms their address; the link works once. */
-export async function acceptInvitation(a: Accounts, email: string, token: string, password: string): Promise<UserRow> {
+export async function acceptInvitation(a: Accounts, email: string, token: string, password: string): Promise<void> {
   const user = await findUserByEmail(a.database.db, email);
   if (!user || !(await spendMailedToken(a, 'invitations', user.id, token, INVITATION_DAYS * 24 * 60))) throw invalidInvitation();
   await setMailedPassword(a, user.id, password, user.email_verified_at ? {} : { email_verified_at: nowIso() });
-  return user;
 }

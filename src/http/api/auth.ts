@@ -120,35 +120,30 @@ export function authRoutes(a: Accounts) {
       return reply.code(202).send({ message: 'If an account has this address, a reset link is on its way.' });
     });
 
-    app.post('/reset-password', {
-      config: open,
-      schema: { tags, security: [], summary: 'Set a new password with the token from the reset mail', body: json({ token: str, email: str, password: str }, ['token', 'email', 'password']), response: { 200: json({ message: str }) } },
-    }, async (request, reply) => {
-      const body = bodyWith(request.body, ['token', 'email', 'password']);
-      const bag = new FieldErrorBag();
-      const token = text(body, 'token', bag);
-      const email = text(body, 'email', bag);
-      const password = text(body, 'password', bag);
-      if (password) for (const problem of passwordProblems(password)) bag.add('password', problem);
-      bag.throwIfAny();
-      await limit.failures(request, reply, `reset:${email.toLowerCase()}:${request.ip}`, () => resetPassword(a, email, token, password));
-      return { message: 'Your password has been reset; sign in with it.' };
-    });
-
-    app.post('/accept-invitation', {
-      config: open,
-      schema: { tags, security: [], summary: 'Choose the password of an invited account with the token from the invitation mail (valid 7 days, once); confirms the email too', body: json({ token: str, email: str, password: str }, ['token', 'email', 'password']), response: { 200: json({ message: str }) } },
-    }, async (request, reply) => {
-      const body = bodyWith(request.body, ['token', 'email', 'password']);
-      const bag = new FieldErrorBag();
-      const token = text(body, 'token', bag);
-      const email = text(body, 'email', bag);
-      const password = text(body, 'password', bag);
-      if (password) for (const problem of passwordProblems(password)) bag.add('password', problem);
-      bag.throwIfAny();
-      await limit.failures(request, reply, `invitation:${email.toLowerCase()}:${request.ip}`, () => acceptInvitation(a, email, token, password));
-      return { message: 'Your password is set; sign in with it.' };
-    });
+    // A password chosen through a mailed link: a reset, or an invited account's first password.
+    const mailedLinks = [
+      { path: '/reset-password', throttle: 'reset', set: resetPassword, message: 'Your password has been reset; sign in with it.', summary: 'Set a new password with the token from the reset mail' },
+      {
+        path: '/accept-invitation', throttle: 'invitation', set: acceptInvitation, message: 'Your password is set; sign in with it.',
+        summary: 'Choose the password of an invited account with the token from the invitation mail (valid 7 days, once); confirms the email too',
+      },
+    ];
+    for (const link of mailedLinks) {
+      app.post(link.path, {
+        config: open,
+        schema: { tags, security: [], summary: link.summary, body: json({ token: str, email: str, password: str }, ['token', 'email', 'password']), response: { 200: json({ message: str }) } },
+      }, async (request, reply) => {
+        const body = bodyWith(request.body, ['token', 'email', 'password']);
+        const bag = new FieldErrorBag();
+        const token = text(body, 'token', bag);
+        const email = text(body, 'email', bag);
+        const password = text(body, 'password', bag);
+        if (password) for (const problem of passwordProblems(password)) bag.add('password', problem);
+        bag.throwIfAny();
+        await limit.failures(request, reply, `${link.throttle}:${email.toLowerCase()}:${request.ip}`, () => link.set(a, email, token, password));
+        return { message: link.message };
+      });
+    }
 
     app.post('/email/verification-notification', {
       schema: { tags, summary: 'Mail a new email-verification link', response: { 202: json({ message: str }) } },

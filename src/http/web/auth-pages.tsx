@@ -241,61 +241,48 @@ export function authPages(a: Accounts) {
       return redirectWith(reply, '/login', { kind: 'info', text: 'If an account has this address, a reset link is on its way.' });
     });
 
-    const resetPage = (request: FastifyRequest, reply: FastifyReply, form: Form, errors?: FieldErrors) =>
-      sendPage(reply, (
-        <AuthCard ctx={pageContext(request, reply)} title="Choose a new password">
-          {errors?.token ? <p class="flash flash-error" role="alert">This link is invalid or has expired. <a href="/forgot-password">Ask for a new one</a>.</p> : null}
-          <form method="post" action="/reset-password" novalidate>
-            <CsrfInput token={pageContext(request, reply).csrf} />
-            <input type="hidden" name="token" value={form.token ?? ''} />
-            <TextField name="email" label="Email" type="email" value={form.email} errors={errors} autocomplete="username" />
-            <TextField name="password" label="New password" type="password" errors={errors} autocomplete="new-password" autoFocus />
-            <button type="submit">Set the new password</button>
-          </form>
-        </AuthCard>
-      ), errors ? 422 : 200);
+    // A password chosen through a mailed link: a reset, or an invited account's first password.
+    const mailedLinks = [
+      {
+        path: '/reset-password', throttle: 'reset', set: resetPassword, title: 'Choose a new password', label: 'New password', button: 'Set the new password',
+        invalid: <>This link is invalid or has expired. <a href="/forgot-password">Ask for a new one</a>.</>,
+        done: 'Your password has been reset; sign in with it.',
+      },
+      {
+        path: '/invitation', throttle: 'invitation', set: acceptInvitation, title: 'Welcome to Leadbook', intro: 'An admin made you an account. Choose your password to start.',
+        label: 'Your new password', button: 'Set my password',
+        invalid: <>{`This invitation link is invalid, was used already, or is older than ${INVITATION_DAYS} days. Ask an admin to invite you again.`}</>,
+        done: 'Your password is set and your email address confirmed. Sign in with them.',
+      },
+    ];
+    for (const link of mailedLinks) {
+      const page = (request: FastifyRequest, reply: FastifyReply, form: Form, errors?: FieldErrors) =>
+        sendPage(reply, (
+          <AuthCard ctx={pageContext(request, reply)} title={link.title} intro={link.intro}>
+            {errors?.token ? <p class="flash flash-error" role="alert">{link.invalid}</p> : null}
+            <form method="post" action={link.path} novalidate>
+              <CsrfInput token={pageContext(request, reply).csrf} />
+              <input type="hidden" name="token" value={form.token ?? ''} />
+              <TextField name="email" label="Email" type="email" value={form.email} errors={errors} autocomplete="username" />
+              <TextField name="password" label={link.label} type="password" errors={errors} autocomplete="new-password" autoFocus />
+              <button type="submit">{link.button}</button>
+            </form>
+          </AuthCard>
+        ), errors ? 422 : 200);
 
-    app.get('/reset-password', { config: open }, (request, reply) => resetPage(request, reply, request.query as Form));
-    app.post('/reset-password', { config: open, ...csrf }, async (request, reply) => {
-      const form = body(request);
-      const problems = passwordProblems(form.password ?? '');
-      if (problems.length) return resetPage(request, reply, form, { password: problems });
-      try {
-        await signIn.limit.failures(request, reply, `reset:${(form.email ?? '').toLowerCase()}:${request.ip}`, () => resetPassword(a, form.email ?? '', form.token ?? '', form.password!));
-        return redirectWith(reply, '/login', { kind: 'success', text: 'Your password has been reset; sign in with it.' });
-      } catch (error) {
-        return resetPage(request, reply, form, errorsOf(error));
-      }
-    });
-
-    const invitationPage = (request: FastifyRequest, reply: FastifyReply, form: Form, errors?: FieldErrors) =>
-      sendPage(reply, (
-        <AuthCard ctx={pageContext(request, reply)} title="Welcome to Leadbook" intro="An admin made you an account. Choose your password to start.">
-          {errors?.token
-            ? <p class="flash flash-error" role="alert">{`This invitation link is invalid, was used already, or is older than ${INVITATION_DAYS} days. Ask an admin to invite you again.`}</p>
-            : null}
-          <form method="post" action="/invitation" novalidate>
-            <CsrfInput token={pageContext(request, reply).csrf} />
-            <input type="hidden" name="token" value={form.token ?? ''} />
-            <TextField name="email" label="Email" type="email" value={form.email} errors={errors} autocomplete="username" />
-            <TextField name="password" label="Your new password" type="password" errors={errors} autocomplete="new-password" autoFocus />
-            <button type="submit">Set my password</button>
-          </form>
-        </AuthCard>
-      ), errors ? 422 : 200);
-
-    app.get('/invitation', { config: open }, (request, reply) => invitationPage(request, reply, request.query as Form));
-    app.post('/invitation', { config: open, ...csrf }, async (request, reply) => {
-      const form = body(request);
-      const problems = passwordProblems(form.password ?? '');
-      if (problems.length) return invitationPage(request, reply, form, { password: problems });
-      try {
-        await signIn.limit.failures(request, reply, `invitation:${(form.email ?? '').toLowerCase()}:${request.ip}`, () => acceptInvitation(a, form.email ?? '', form.token ?? '', form.password!));
-        return redirectWith(reply, '/login', { kind: 'success', text: 'Your password is set and your email address confirmed. Sign in with them.' });
-      } catch (error) {
-        return invitationPage(request, reply, form, errorsOf(error));
-      }
-    });
+      app.get(link.path, { config: open }, (request, reply) => page(request, reply, request.query as Form));
+      app.post(link.path, { config: open, ...csrf }, async (request, reply) => {
+        const form = body(request);
+        const problems = passwordProblems(form.password ?? '');
+        if (problems.length) return page(request, reply, form, { password: problems });
+        try {
+          await signIn.limit.failures(request, reply, `${link.throttle}:${(form.email ?? '').toLowerCase()}:${request.ip}`, () => link.set(a, form.email ?? '', form.token ?? '', form.password!));
+          return redirectWith(reply, '/login', { kind: 'success', text: link.done });
+        } catch (error) {
+          return page(request, reply, form, errorsOf(error));
+        }
+      });
+    }
 
     app.get('/verify-email/:id/:hash', { config: open }, async (request: FastifyRequest<{ Params: { id: string; hash: string }; Querystring: Form }>, reply) => {
       try {
