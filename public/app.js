@@ -1,6 +1,7 @@
 // Leadbook's only script of its own. Everything works without it; it adds
-// local times, copy/download of recovery codes, an avatar preview and upload
-// progress. Loaded from our origin, so the CSP needs no inline script.
+// local times, copy/download of recovery codes, an avatar preview, upload
+// progress, and Back/Forward within a list that show each step as it was.
+// Loaded from our origin, so the CSP needs no inline script.
 (function () {
   'use strict';
 
@@ -47,12 +48,54 @@
     bar.value = e.detail.loaded;
   });
 
+  // htmx keeps a copy of the page's HTML for Back and Forward within it, taken when the next search or filter has
+  // already been typed or chosen, and HTML holds what the server sent anyway: Back showed a search's results under
+  // the controls of another step. The copy gets the controls as they were when its results were shown.
+  // Only the controls of forms whose requests push an address (the list's search and filters); passwords, hidden
+  // fields and files are left alone (the copy is kept in sessionStorage).
+  var CONTROLS = ['input:not([type=password]):not([type=hidden]):not([type=file])', 'textarea', 'select']
+    .map(function (c) { return 'form[hx-push-url] ' + c; }).join(', ');
+  var shown = [];
+  function controlsState() {
+    return Array.prototype.map.call(document.body.querySelectorAll(CONTROLS), function (el) {
+      if (el.type === 'checkbox' || el.type === 'radio') return el.checked;
+      if (el.tagName === 'SELECT') return Array.prototype.map.call(el.options, function (o) { return o.selected; });
+      return el.value;
+    });
+  }
+  function remember() { shown = controlsState(); }
+  // The results shown answer the values sent, whatever was typed or chosen while they were on their way.
+  document.addEventListener('htmx:beforeRequest', function (e) { if (e.detail.xhr) e.detail.xhr.leadbookControls = controlsState(); });
+  document.addEventListener('htmx:afterSettle', function (e) { shown = (e.detail.xhr && e.detail.xhr.leadbookControls) || controlsState(); });
+  document.addEventListener('htmx:historyRestore', remember);
+  document.addEventListener('htmx:historyItemCreated', function (e) {
+    var copy = document.createElement('template');
+    copy.innerHTML = e.detail.item.content;
+    var controls = copy.content.querySelectorAll(CONTROLS);
+    if (controls.length !== shown.length) return;
+    Array.prototype.forEach.call(controls, function (el, i) {
+      var state = shown[i];
+      if (el.type === 'checkbox' || el.type === 'radio') el.toggleAttribute('checked', state === true);
+      else if (el.tagName === 'SELECT') Array.prototype.forEach.call(el.options, function (o, k) { o.toggleAttribute('selected', !!(state && state[k])); });
+      else if (el.tagName === 'TEXTAREA') el.textContent = String(state);
+      else el.setAttribute('value', String(state));
+    });
+    e.detail.item.content = copy.innerHTML;
+  });
+
+  // Leaving the search box fires a change, which asks for the address the typing already pushed: replace it then,
+  // so that every Back step changes what is shown (htmx would push the same address twice).
+  document.addEventListener('htmx:beforeHistoryUpdate', function (e) {
+    var update = e.detail.history;
+    if (update && update.type === 'push' && new URL(update.path, location.href).href === location.href.split('#')[0]) update.type = 'replace';
+  });
+
   function init(root) {
     localTimes(root);
     copyButtons(root);
     avatarPreview(root);
   }
 
-  document.addEventListener('DOMContentLoaded', function () { init(document); });
+  document.addEventListener('DOMContentLoaded', function () { init(document); remember(); });
   document.addEventListener('htmx:afterSwap', function (e) { localTimes(e.target); });
 })();

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { deflateRawSync } from 'node:zlib';
+import { encrypt, loadAppKey } from '../src/accounts/secrets.ts';
 import { type Client, type Reply, startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
 import { linkIn, type MailCatcher, startMailCatcher } from './helpers/smtp.ts';
@@ -244,6 +246,9 @@ for (const dialect of DIALECTS) {
       const search = await client.request('GET', '/contacts?search=solar', { headers: { 'hx-request': 'true', 'hx-target': 'results', 'hx-current-url': `${app.url}/contacts?search=solar` } });
       assert.equal(search.status, 401);
       assert.equal(search.headers.get('hx-redirect'), `/login?next=${encodeURIComponent('/contacts?search=solar')}`);
+      assert.match((await client.get(search.headers.get('hx-redirect')!)).text, /Your session had ended, so this page could not be updated\. Sign in again/, 'the sign-in page says why');
+      const foreign = await client.request('GET', '/contacts', { headers: { 'hx-request': 'true', 'hx-target': 'results', 'hx-current-url': 'https://elsewhere.example/steal' } });
+      assert.equal(foreign.headers.get('hx-redirect'), `/login?next=${encodeURIComponent('/')}`, 'another origin\'s address is never followed back');
 
       const detail = `A long detail typed over many minutes ${hex()} `.repeat(8).trim().slice(0, 480);
       const before = await total('contacts');
@@ -267,6 +272,74 @@ for (const dialect of DIALECTS) {
       assert.ok(back.text.includes(`>${detail}</textarea>`), 'the long detail is back');
       assert.equal(await total('contacts'), before, 'still not saved by itself');
       assert.doesNotMatch((await client.get('/contacts/new')).text, /Kept Person/, 'given back once');
+    });
+
+    test('an edit form kept across an ended session and a two-factor sign-in comes back with its ETag: a change saved meanwhile is still caught', async () => {
+      const email = `kept-edit-${hex()}@example.com`;
+      const password = `kept edit pass ${hex()}`;
+      const user = (await app.post('/api/v1/users', { name: 'Kept Edit', email, password })).body.data;
+      const client = app.client();
+      assert.equal((await submit(client, '/login', '/login', { email, password })).status, 303);
+      // Two-factor on, with a code of the step before: the sign-in below takes the current step's.
+      const token = (await app.request('POST', '/api/v1/auth/token', { json: { email, password, device_name: 'x' }, token: null })).body.token;
+      const setup = await app.request('POST', '/api/v1/me/two-factor', { json: { password }, token });
+      await waitForRoom(15);
+      const now = Date.now();
+      assert.equal((await app.request('POST', '/api/v1/me/two-factor/confirm', { json: { code: oathtool(setup.body.secret, now - 30_000) }, token })).status, 200);
+
+      const contact = (await app.post('/api/v1/contacts', { name: 'Before', email: `before-${hex()}@example.com` })).body.data;
+      const editPath = `/contacts/${contact.id}/edit`;
+      const edit = await client.get(editPath);
+      const etagHtml = /name="_etag" value="([^"]+)"/.exec(edit.text)?.[1];
+      assert.ok(etagHtml, 'the edit form carries the ETag');
+      const etag = etagHtml.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+      await app.database.db.deleteFrom('sessions').where('user_id', '=', Number(user.id)).execute();
+
+      const detail = `Mine, typed while someone else saved ${hex()}`;
+      const sent = await client.request('POST', `/contacts/${contact.id}`, {
+        ...form({ _csrf: csrfOf(edit.text), _etag: etag, name: 'Mine', email: contact.email, detail, password: 'never kept' }),
+        headers: { ...form({}).headers, referer: `${app.url}${editPath}` },
+      });
+      assert.equal(sent.status, 303);
+      assert.equal(sent.headers.get('location'), `/login?next=${encodeURIComponent(editPath)}`);
+      assert.equal((await app.patch(`/api/v1/contacts/${contact.id}`, { name: 'Theirs' })).status, 200, 'someone else saves meanwhile');
+
+      const first = await submit(client, `/login?next=${encodeURIComponent(editPath)}`, '/login', { email, password, next: editPath });
+      assert.equal(first.headers.get('location'), `/two-factor-challenge?next=${encodeURIComponent(editPath)}`);
+      const second = await submit(client, first.headers.get('location')!, '/two-factor-challenge', { code: oathtool(setup.body.secret, now), next: editPath });
+      assert.equal(second.status, 303, second.text.slice(0, 300));
+      assert.equal(second.headers.get('location'), editPath);
+      const back = await client.get(editPath);
+      assert.match(back.text, /What you typed is back/);
+      assert.match(back.text, /value="Mine"/);
+      assert.ok(back.text.includes(`>${detail}</textarea>`));
+      assert.ok(back.text.includes(`name="_etag" value="${etagHtml}"`), 'the ETag of when the typing began');
+      assert.doesNotMatch(back.text, /never kept/, 'no password is carried');
+      assert.equal((await app.get(`/api/v1/contacts/${contact.id}`)).body.data.name, 'Theirs', 'nothing saved by itself');
+
+      const saved = await client.request('POST', `/contacts/${contact.id}`, form({ _csrf: csrfOf(back.text), _etag: etag, name: 'Mine', email: contact.email, detail }));
+      assert.equal(saved.status, 409, 'the change saved meanwhile is caught');
+      assert.equal((await app.get(`/api/v1/contacts/${contact.id}`)).body.data.name, 'Theirs');
+    });
+
+    test('kept values are sealed with an expiry of their own: a stale or foreign sealed cookie gives nothing back', async () => {
+      const key = loadAppKey(undefined, app.dataDir);
+      const seal = (kept: unknown) => encrypt(key, deflateRawSync(JSON.stringify(kept)).toString('base64'));
+      const values = { name: 'Stale Person', detail: 'typed long ago' };
+      const cases = {
+        'expired a second ago': seal({ purpose: 'leadbook kept form v1', expiresAt: Date.now() - 1000, path: '/contacts/new', values }),
+        'sealed for something else': seal({ purpose: 'something else', expiresAt: Date.now() + 60_000, path: '/contacts/new', values }),
+        'not sealed with this key': encrypt(loadAppKey(randomBytes(32).toString('base64'), app.dataDir), deflateRawSync(JSON.stringify({ purpose: 'leadbook kept form v1', expiresAt: Date.now() + 60_000, path: '/contacts/new', values })).toString('base64')),
+      };
+      for (const [what, sealed] of Object.entries(cases)) {
+        browser.cookies.set('leadbook_kept_form', sealed);
+        const page = await browser.get('/contacts/new');
+        assert.equal(page.status, 200);
+        assert.doesNotMatch(page.text, /Stale Person|What you typed is back/, what);
+        assert.equal(browser.cookies.has('leadbook_kept_form'), false, `${what}: the cookie is cleared`);
+      }
+      browser.cookies.set('leadbook_kept_form', seal({ purpose: 'leadbook kept form v1', expiresAt: Date.now() + 60_000, path: '/contacts/new', values }));
+      assert.match((await browser.get('/contacts/new')).text, /value="Stale Person"/, 'the same, fresh, is given back');
     });
 
     test('a number out of range is said in words a person reads', async () => {

@@ -2,7 +2,9 @@
 // on each database (issue 10, items 1 and 2):
 // - after a live search, a filter or paging, opening a record and going Back
 //   (and Forward, and Back again) shows the whole page, styled, with the
-//   search, the filter and the scroll position as they were;
+//   search, the filter and the scroll position as they were; Back and Forward
+//   between the steps of the list itself show each step's own controls and
+//   results, one Back per step;
 // - a form typed while the session ended comes back filled after signing in
 //   again, and nothing is saved until the person saves it;
 // - a live search after the session ended leads to the sign-in page and back.
@@ -123,18 +125,78 @@ for (const dialect of DIALECTS) {
         await context.close();
       });
 
-      test(`${width}px: Back after paging shows page 2 whole`, async () => {
+      test(`${width}px: Back and Forward within the list (a search, then a filter) show each step with its own controls, one step each`, async () => {
         const { context, page } = await newUser(browser, app.url, { viewport });
         await signIn(page, app.admin.email, app.admin.password);
         await page.goto('/inquiries');
+        const all = await rowNames(page);
+        await page.locator('#field-search').fill('solar');
+        await page.waitForURL(/search=solar/);
+        await page.waitForFunction(() => document.querySelectorAll('#results tbody tr').length === 10);
+        const searched = { address: here(page), rows: await rowNames(page) };
+        // Scrolled down to read the results, then a filter chosen from the keyboard (nothing scrolls back up).
+        await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+        const scrolled = await page.evaluate(() => scrollY);
+        if (width < 800) assert.ok(scrolled > 100, 'the phone page scrolls');
+        // Leaving the search box is a change event: the same search once more, which must not be a step of its own.
+        await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+        await page.waitForFunction(() => !document.querySelector('.htmx-request'));
+        await page.evaluate(() => {
+          document.querySelector<HTMLDetailsElement>('details.more-filters')!.open = true;
+          const select = document.querySelector<HTMLSelectElement>('#filter-assigned_to')!;
+          select.value = [...select.options].find((o) => o.text === 'Admin')!.value;
+          select.dispatchEvent(new Event('change', { bubbles: true }));
+        });
+        await page.waitForURL(/assigned_to%5D=\d|assigned_to\]=\d/);
+        await page.waitForFunction(() => document.querySelectorAll('#results tbody tr').length === 3);
+        const filtered = { address: here(page), rows: await rowNames(page) };
+
+        const step = async (go: () => Promise<unknown>, where: string, want: { address: string; search: string; assigned: string; rows: string[] }) => {
+          await go();
+          await page.waitForURL((u) => u.pathname + u.search === want.address, { timeout: 5000 }).catch(() => {});
+          assert.equal(here(page), want.address, `${where}: the address`);
+          await page.waitForLoadState('load');
+          await page.waitForFunction((n) => document.querySelectorAll('#results tbody tr').length === n, want.rows.length).catch(() => {});
+          await assertWholePage(page, where);
+          assert.equal(await page.locator('#field-search').inputValue(), want.search, `${where}: the search box`);
+          assert.equal(await page.locator('#filter-assigned_to').inputValue(), want.assigned, `${where}: Assigned to`);
+          assert.deepEqual(await rowNames(page), want.rows, `${where}: the results`);
+        };
+        const admin = String(app.admin.id);
+        await step(() => page.goBack(), 'Back to the search', { address: searched.address, search: 'solar', assigned: '', rows: searched.rows });
+        await page.waitForFunction((y) => Math.abs(scrollY - y) < 40, scrolled, { timeout: 5000 }).catch(() => {});
+        assert.ok(Math.abs((await page.evaluate(() => scrollY)) - scrolled) < 40, `Back to the search: scrolled where it was (${scrolled}), not ${await page.evaluate(() => scrollY)}`);
+        await step(() => page.goBack(), 'Back to the plain list (one step: no step repeats the search)', { address: '/inquiries', search: '', assigned: '', rows: all });
+        await step(() => page.goForward(), 'Forward to the search', { address: searched.address, search: 'solar', assigned: '', rows: searched.rows });
+        await step(() => page.goForward(), 'Forward to the filter', { address: filtered.address, search: 'solar', assigned: admin, rows: filtered.rows });
+        assertClean(page);
+        await context.close();
+      });
+
+      test(`${width}px: Back after paging a search shows page 2 whole, and Back again the search's page 1`, async () => {
+        const { context, page } = await newUser(browser, app.url, { viewport });
+        await signIn(page, app.admin.email, app.admin.password);
+        await page.goto('/inquiries');
+        // A live search first (htmx pushes its address), then the pager's plain link.
+        await page.locator('#field-search').fill('lead');
+        await page.waitForURL(/search=lead/);
+        await page.waitForFunction(() => document.querySelectorAll('#results tbody tr').length === 25);
+        const searched = { address: here(page), rows: await rowNames(page) };
         await Promise.all([page.waitForURL(/page=2/), page.getByRole('link', { name: 'Next' }).click()]);
         const second = await rowNames(page);
         assert.equal(second.length, 15);
         await roundTrip(page, 'first', async (where) => {
           await assertWholePage(page, where);
           assert.equal(await page.locator('.pager [aria-current="page"]').innerText(), '2', `${where}: page 2`);
+          assert.equal(await page.locator('#field-search').inputValue(), 'lead', `${where}: the search box`);
           assert.deepEqual(await rowNames(page), second, `${where}: the same rows`);
         });
+        await page.goBack();
+        await page.waitForURL((u) => u.pathname + u.search === searched.address);
+        await page.waitForLoadState('load');
+        await assertWholePage(page, 'Back to the search\'s page 1');
+        assert.equal(await page.locator('#field-search').inputValue(), 'lead', 'page 1: the search box');
+        assert.deepEqual(await rowNames(page), searched.rows, 'page 1: the same rows');
         assertClean(page);
         await context.close();
       });
@@ -183,6 +245,8 @@ for (const dialect of DIALECTS) {
         await endSessionsOf(who.id);
         await Promise.all([page.waitForURL('**/login?next=*'), page.locator('#field-search').fill('solar')]);
         assert.equal(new URL(page.url()).searchParams.get('next'), '/inquiries');
+        await page.getByText('Your session had ended, so this page could not be updated').waitFor();
+        if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `session-ended-live-search-sign-in-${width}.png`), fullPage: true });
         await page.getByLabel('Email').fill(who.email);
         await page.getByLabel('Password').fill(who.password);
         await Promise.all([page.waitForURL('**/inquiries'), page.locator('main').getByRole('button', { name: 'Sign in' }).click()]);

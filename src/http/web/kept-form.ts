@@ -15,13 +15,19 @@ const COOKIE = 'leadbook_kept_form';
 const KEEP_SECONDS = 60 * 60;
 /** A cookie holds about 4 KB; what does not fit is not kept (and the sign-in page says so). */
 const MAX_COOKIE_CHARS = 3800;
-const NEVER_KEPT = new Set(['_csrf', 'password', 'current_password']);
+/** The CSRF token (a fresh form has its own) and anything that holds a password are never carried. */
+const neverKept = (name: string) => name === '_csrf' || /password/i.test(name);
 const FORM_PAGES = new RegExp(`^/(${recordResources.map((r) => r.name).join('|')})/(new|\\d{1,19}/edit)$`);
 
 interface Kept {
+  /** What the sealed text is, so no other value sealed with the app key is ever taken for it. */
+  purpose: typeof PURPOSE;
+  /** Unix milliseconds: the sealed text says when it stops counting, whatever the browser does with the cookie. */
+  expiresAt: number;
   path: string;
   values: Record<string, string>;
 }
+const PURPOSE = 'leadbook kept form v1';
 
 /** The record form page the post came from: its Referer, when that is one of our record forms. */
 function formPageOf(request: FastifyRequest): string | null {
@@ -46,8 +52,9 @@ export function keptForms(a: Accounts) {
       const path = formPageOf(request);
       const body = request.body;
       if (!path || !body || typeof body !== 'object') return { path, kept: false };
-      const values = Object.fromEntries(Object.entries(body).filter(([k, v]) => !NEVER_KEPT.has(k) && typeof v === 'string')) as Record<string, string>;
-      const sealed = encrypt(a.key, deflateRawSync(JSON.stringify({ path, values } satisfies Kept)).toString('base64'));
+      const values = Object.fromEntries(Object.entries(body).filter(([k, v]) => !neverKept(k) && typeof v === 'string')) as Record<string, string>;
+      const kept: Kept = { purpose: PURPOSE, expiresAt: Date.now() + KEEP_SECONDS * 1000, path, values };
+      const sealed = encrypt(a.key, deflateRawSync(JSON.stringify(kept)).toString('base64'));
       if (sealed.length > MAX_COOKIE_CHARS) return { path, kept: false };
       reply.setCookie(COOKIE, sealed, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https', maxAge: KEEP_SECONDS });
       return { path, kept: true };
@@ -63,9 +70,10 @@ export function keptForms(a: Accounts) {
       } catch {
         kept = undefined;
       }
-      if (kept && kept.path !== request.url) return undefined;
+      const valid = kept?.purpose === PURPOSE && typeof kept.expiresAt === 'number' && Date.now() < kept.expiresAt && !!kept.values && typeof kept.values === 'object';
+      if (valid && kept!.path !== request.url) return undefined;
       reply.clearCookie(COOKIE, { path: '/' });
-      return kept?.values;
+      return valid ? Object.fromEntries(Object.entries(kept!.values).filter(([k, v]) => !neverKept(k) && typeof v === 'string')) as Record<string, string> : undefined;
     },
   };
 }

@@ -11,7 +11,7 @@ import { recordResources } from '../../resources/index.ts';
 import { toAppError } from '../problem.ts';
 import { authPages } from './auth-pages.tsx';
 import { isPageForm } from '../auth.ts';
-import { pageContext, redirectWith } from './context.ts';
+import { pageContext, redirectWith, setFlash } from './context.ts';
 import { keptForms } from './kept-form.ts';
 import { csvPages } from './csv-pages.tsx';
 import { dashboardPage } from './dashboard.tsx';
@@ -43,6 +43,8 @@ export function webApp(a: Accounts) {
   function signInAgain(request: FastifyRequest, reply: FastifyReply) {
     if (request.headers['hx-request']) {
       const page = ownPath(request, request.headers['hx-current-url'] as string | undefined) ?? '/';
+      // The page had been open while signed in: the sign-in page says why it came, as a form's post does.
+      setFlash(reply, { kind: 'info', text: 'Your session had ended, so this page could not be updated. Sign in again to go on where you were.' });
       return reply.code(401).header('HX-Redirect', `/login?next=${encodeURIComponent(page)}`).type('text/plain; charset=utf-8').send('Your session has ended; sign in again.');
     }
     if (isPageForm(request)) {

@@ -83,9 +83,8 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       const props = { ctx: pageContext(request, reply), resource, result, query, members: await members(), problem };
       // htmx asks for the results only (live search, filters, paging) at the address it then pushes into the
       // history; a browser gets the whole page. Back and Forward load that address again, and Chromium took the
-      // fragment it had cached for it: the answer varies on HX-Request, and the fragment is never stored.
-      reply.header('Vary', 'HX-Request');
-      if (request.headers['hx-request'] && request.headers['hx-target'] === 'results') return sendFragment(reply.header('Cache-Control', 'no-store'), <Results {...props} />);
+      // fragment it had cached for it: sendPage and sendFragment say Vary: HX-Request, the fragment is no-store.
+      if (request.headers['hx-request'] && request.headers['hx-target'] === 'results') return sendFragment(reply, <Results {...props} />);
       return sendPage(reply, <IndexPage {...props} />);
     });
 

@@ -4,8 +4,19 @@ import type { FastifyReply } from 'fastify';
 import type { VNode } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 
+/**
+ * An address may answer htmx with a fragment and a browser with the page (the list's live search, whose address
+ * htmx pushes into the history). Both say so (Vary), and a fragment is never stored: Back and Forward once showed
+ * the cached fragment as the page, bare and unstyled. Every page and fragment goes through here, so a new route
+ * that answers by HX-Request follows the same rule.
+ */
+function variesOnHtmx(reply: FastifyReply): FastifyReply {
+  const vary = String(reply.getHeader('vary') ?? '');
+  return /(^|,)\s*hx-request\s*(,|$)/i.test(vary) ? reply : reply.header('Vary', vary ? `${vary}, HX-Request` : 'HX-Request');
+}
+
 export function sendPage(reply: FastifyReply, node: VNode, status = 200): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').send(`<!doctype html>${renderToString(node)}`);
+  return variesOnHtmx(reply).code(status).type('text/html; charset=utf-8').send(`<!doctype html>${renderToString(node)}`);
 }
 
 /** The page for an unknown address: no viewer is known there, so no navigation. */
@@ -34,5 +45,5 @@ export function sendNotFoundPage(reply: FastifyReply): FastifyReply {
 
 /** A fragment for htmx to swap in (no document around it). */
 export function sendFragment(reply: FastifyReply, node: VNode): FastifyReply {
-  return reply.type('text/html; charset=utf-8').send(renderToString(node));
+  return variesOnHtmx(reply).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(renderToString(node));
 }

@@ -55,7 +55,9 @@ export function Layout({ ctx, title, children }: { ctx: PageContext; title: stri
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowScriptTags":false,"selfRequestsOnly":true}' />
+        {/* Back and Forward within a list restore htmx's copy of the page, scroll included (app.js writes the
+            search and filters into it first); an address it has no copy of is loaded whole, never swapped in. */}
+        <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowScriptTags":false,"selfRequestsOnly":true,"refreshOnHistoryMiss":true}' />
         <title>{`${title} · Leadbook`}</title>
         <link rel="stylesheet" href="/assets/app.css" />
         <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml" />
