@@ -72,9 +72,6 @@ export function webApp(a: Accounts) {
     });
 
     app.setErrorHandler(async (error: FastifyError, request, reply) => {
-      // The catch-all below serves only signed-in pages; whatever fails on its way (a bad token on an unknown API
-      // route) is the root not-found handler's, as it was before the catch-all.
-      if (request.routeOptions.url === '/*') return reply.callNotFound();
       if (CSRF_ERRORS.has(error.code)) {
         return sendPage(reply, <MessagePage ctx={pageContext(request, reply)} title="This form has expired" status={403}><p>For your safety the form could not be sent. Go back, reload the page, and try again.</p></MessagePage>, 403);
       }
@@ -98,10 +95,14 @@ export function webApp(a: Accounts) {
 
     // An unknown address opened by someone signed in keeps the navigation. The root's not-found handler cannot
     // know the viewer (it runs outside the signed-in scope), so this catch-all, which matches only what no
-    // other route does, answers for signed-in browsers and hands everything else back to it.
-    app.get('/*', { config: { public: true } }, async (request, reply) => {
-      if (!request.user || request.url.startsWith('/api/') || !request.headers.accept?.includes('text/html')) return reply.callNotFound();
-      return sendPage(reply, <MessagePage ctx={pageContext(request, reply)} title="This page does not exist" status={404}><p>The link may be mistyped, or the page was moved.</p></MessagePage>, 404);
+    // other route does, answers for signed-in browsers and hands everything else back to it, failures on the
+    // way included (a bad token on an unknown API route), in a scope of its own.
+    await app.register(async (unknown) => {
+      unknown.setErrorHandler((_error, _request, reply) => reply.callNotFound());
+      unknown.get('/*', { config: { public: true } }, async (request, reply) => {
+        if (!request.user || request.url.startsWith('/api/') || !request.headers.accept?.includes('text/html')) return reply.callNotFound();
+        return sendPage(reply, <MessagePage ctx={pageContext(request, reply)} title="This page does not exist" status={404}><p>The link may be mistyped, or the page was moved.</p></MessagePage>, 404);
+      });
     });
   };
 }
