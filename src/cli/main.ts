@@ -59,6 +59,17 @@ program
   });
 
 program
+  .command('make:migration')
+  .description('write a new migration that takes the database from the last snapshot to the resource declarations (for developers)')
+  .argument('<name>', 'what it does, in lower-case words joined by hyphens, e.g. add-website')
+  .option('--rename <table.old=new>', 'a column renamed (never guessed from a drop and an add); repeatable', (v: string, p: string[]) => [...p, v], [])
+  .option('--allow-drop', 'allow dropping tables or columns, and the data in them')
+  .action(async (name: string, opts: { rename: string[]; allowDrop?: boolean }) => {
+    const { makeMigrationCommand } = await import('./make-migration.ts');
+    await makeMigrationCommand(name, opts);
+  });
+
+program
   .command('user:create')
   .description('create an account; the password is read from a prompt, or from standard input when piped (never an argument)')
   .requiredOption('--email <email>', 'the sign-in address')

@@ -1,21 +1,15 @@
-import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
-import * as records from './migrations/2026-11-22T0001-records.ts';
-import * as accounts from './migrations/2026-11-22T0002-accounts.ts';
-import * as searchAndCounts from './migrations/2026-11-22T0003-search-and-counts.ts';
-import * as invitations from './migrations/2026-11-23T0001-invitations.ts';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FileMigrationProvider, type Kysely, type MigrationResultSet, Migrator } from 'kysely';
 
-/** Every migration, by its sortable name. Listed here so that no file-system scan is needed. */
-const migrations: Record<string, Migration> = {
-  '2026-11-22T0001-records': records,
-  '2026-11-22T0002-accounts': accounts,
-  '2026-11-22T0003-search-and-counts': searchAndCounts,
-  '2026-11-23T0001-invitations': invitations,
-};
+/** Every file in migrations/ named `YYYY-MM-DDTNNNN-what.ts` (`.js` once compiled) is a migration, run in name order. */
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: async () => migrations },
+    provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_DIR }),
     migrationTableName: 'leadbook_migrations',
     migrationLockTableName: 'leadbook_migrations_lock',
   });

@@ -1,0 +1,160 @@
+// The schema the declarations ask for, as plain data (a snapshot), and the
+// steps that take a database from one snapshot to the next. `leadbook
+// make:migration` writes those steps into a new, frozen migration and the new
+// snapshot beside it; a test fails when the declarations and the last
+// snapshot differ.
+import type { Field, Resource } from '../schema/resource.ts';
+import type { Column, Step, Table } from './migrations/lib/v1.ts';
+
+const DIALECTS = ['sqlite', 'postgres'] as const;
+
+export interface Snapshot {
+  /** The helpers the next migration calls. */
+  helpers: 'v1';
+  tables: Record<string, Table>;
+}
+
+function columnOf(field: Field, byName: ReadonlyMap<string, Resource>): Column {
+  const column: Column = {
+    type: Object.fromEntries(DIALECTS.map((d) => [d, field.kind.column(field, d)])) as Column['type'],
+    notNull: field.primary || !field.nullable,
+  };
+  if (field.primary) column.primary = true;
+  const d = field.default;
+  if (typeof d === 'string' || typeof d === 'number' || typeof d === 'boolean') column.default = d;
+  if (field.choices) column.check = [...field.choices];
+  if (field.references && field.onDelete) {
+    const target = byName.get(field.references);
+    if (!target) throw new Error(`${field.name} references ${field.references}, which is not a declared resource`);
+    column.references = { table: target.table, onDelete: field.onDelete };
+  }
+  return column;
+}
+
+export function snapshotOf(resources: readonly Resource[]): Snapshot {
+  const byName = new Map(resources.map((r) => [r.name, r]));
+  const tables: Record<string, Table> = {};
+  for (const r of resources) {
+    const sortIndexes = r.fields.filter((f) => f.sortable && !f.primary).map((f) => f.name);
+    tables[r.table] = {
+      columns: Object.fromEntries(r.fields.map((f) => [f.name, columnOf(f, byName)])),
+      sortIndexes,
+      referenceIndexes: r.fields.filter((f) => f.references && f.onDelete && !sortIndexes.includes(f.name)).map((f) => f.name),
+      uniqueLower: r.fields.filter((f) => f.unique).map((f) => f.name),
+      search: r.searchText.map((f) => f.name),
+      counted: true,
+    };
+  }
+  return { helpers: 'v1', tables };
+}
+
+export interface DiffOptions {
+  /** `table.old` → `new`: a column renamed, never guessed from a drop and an add. */
+  renames?: Readonly<Record<string, string>>;
+  /** Dropping a table or a column loses data: only when asked. */
+  allowDrop?: boolean;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const INDEXES = [['sortIndexes', 'sort'], ['referenceIndexes', 'reference'], ['uniqueLower', 'uniqueLower']] as const;
+
+/** The steps from one snapshot to the next; throws on what needs a person's decision (a drop, a new required column without a default). */
+export function diffSnapshots(from: Snapshot, to: Snapshot, options: DiffOptions = {}): Step[] {
+  const steps: Step[] = [];
+  const drops: string[] = [];
+  const renames = Object.entries(options.renames ?? {}).map(([key, next]) => {
+    const [table, column] = key.split('.');
+    if (!table || !column || !from.tables[table]?.columns[column]) throw new Error(`--rename ${key}=${next}: the last snapshot has no column ${key}`);
+    if (!to.tables[table]?.columns[next]) throw new Error(`--rename ${key}=${next}: the declarations have no field ${table}.${next}`);
+    return { table, from: column, to: next };
+  });
+
+  for (const [table, spec] of Object.entries(to.tables)) {
+    if (!from.tables[table]) steps.push({ op: 'createTable', table, spec });
+  }
+  for (const [table, spec] of Object.entries(from.tables)) {
+    if (!to.tables[table]) {
+      drops.push(`table ${table}`);
+      steps.push({ op: 'dropTable', table, spec });
+    }
+  }
+
+  for (const [table, next] of Object.entries(to.tables)) {
+    const before = from.tables[table];
+    if (!before) continue;
+    const renamed = new Map(renames.filter((r) => r.table === table).map((r) => [r.from, r.to]));
+    const rename = (column: string) => renamed.get(column) ?? column;
+    const prev: Table = {
+      ...before,
+      columns: Object.fromEntries(Object.entries(before.columns).map(([c, spec]) => [rename(c), spec])),
+      sortIndexes: before.sortIndexes.map(rename),
+      referenceIndexes: before.referenceIndexes.map(rename),
+      uniqueLower: before.uniqueLower.map(rename),
+      search: before.search.map(rename),
+    };
+    for (const [old, column] of renamed) steps.push({ op: 'renameColumn', table, from: old, to: column });
+
+    const removed = Object.keys(prev.columns).filter((c) => !next.columns[c]);
+    const added = Object.keys(next.columns).filter((c) => !prev.columns[c]);
+    const changes = Object.keys(next.columns)
+      .filter((c) => prev.columns[c] && !same(prev.columns[c], next.columns[c]))
+      .map((column) => ({ column, from: prev.columns[column]!, to: next.columns[column]! }));
+    for (const c of changes) {
+      if (c.from.primary || c.to.primary) throw new Error(`${table}.${c.column}: a primary key cannot change in a generated migration`);
+    }
+    const searched = new Set([...prev.search, ...next.search]);
+    const reindex = !same(prev.search, next.search) || changes.some((c) => searched.has(c.column)) || removed.some((c) => searched.has(c));
+
+    for (const [key, index] of INDEXES) {
+      for (const column of prev[key].filter((c) => !next[key].includes(c))) steps.push({ op: 'dropIndex', table, column, index });
+    }
+    if (reindex) steps.push({ op: 'search', table, columns: [] });
+    for (const column of removed) {
+      drops.push(`column ${table}.${column}`);
+      steps.push({ op: 'dropColumn', table, column });
+    }
+    for (const column of added) {
+      const spec = next.columns[column]!;
+      if (spec.notNull && spec.default === undefined) {
+        throw new Error(`${table}.${column} is required and has no default: the rows that exist would hold nothing; declare a default`);
+      }
+      steps.push({ op: 'addColumn', table, column, spec });
+    }
+    if (changes.length) steps.push({ op: 'alterColumns', table, changes, spec: next });
+    for (const [key, index] of INDEXES) {
+      for (const column of next[key].filter((c) => !prev[key].includes(c))) steps.push({ op: 'createIndex', table, column, index });
+    }
+    if (reindex) steps.push({ op: 'search', table, columns: next.search });
+  }
+  if (drops.length && !options.allowDrop) {
+    throw new Error(`this would drop ${drops.join(', ')} and the data in it; say --allow-drop if that is meant, or --rename table.old=new for a rename`);
+  }
+  return steps;
+}
+
+/** JSON with each value on one line when it fits in `width` characters, so that a column is one line. */
+export function compactJson(value: unknown, indent = '', width = 110): string {
+  const flat = JSON.stringify(value);
+  if (flat.length + indent.length <= width || value === null || typeof value !== 'object') return flat;
+  const inner = `${indent}  `;
+  const items = Array.isArray(value)
+    ? value.map((v) => inner + compactJson(v, inner, width))
+    : Object.entries(value).map(([k, v]) => `${inner}${JSON.stringify(k)}: ${compactJson(v, inner, width)}`);
+  const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
+  return `${open}\n${items.join(',\n')}\n${indent}${close}`;
+}
+
+/** The text of a generated migration: its steps as data, applied by the frozen helpers. */
+export function migrationSource(command: string, steps: readonly Step[]): string {
+  return `// Generated by \`${command}\` from the resource declarations.
+// Frozen: never edit it. Change the declarations and make another migration.
+import type { Kysely } from 'kysely';
+import { apply, type Step } from './lib/v1.ts';
+
+const steps: Step[] = ${compactJson(steps)};
+
+export async function up(db: Kysely<any>): Promise<void> {
+  await apply(db, steps);
+}
+`;
+}
