@@ -94,8 +94,10 @@ for (const dialect of DIALECTS) {
     });
 
     test('assigned_date fills in when an inquiry is assigned and no date is given', async () => {
+      // Team members #4 and #5 to assign to (a reference names a record that exists).
+      for (const n of [2, 3, 4, 5]) await app.post('/api/v1/users', { name: `M${n}`, email: `m${n}@example.com`, password: 'a long enough passphrase 42' });
       const before = Date.now();
-      const created = (await app.post('/api/v1/inquiries', { name: 'Lead', assigned_to: 4 })).body.data;
+      const created = (await app.post('/api/v1/inquiries', { name: 'Lead', assigned_to: Number(app.admin.id) })).body.data;
       const stamped = Date.parse(created.assigned_date);
       assert.ok(stamped >= before - 1000 && stamped <= Date.now() + 1000, 'assigned_date is now');
 

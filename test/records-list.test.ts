@@ -309,6 +309,11 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       app = await startApp(dialect);
+      // Team members #2–#6: the rows below assign inquiries to #5 and #6 (a reference must name a record).
+      for (let i = 2; i <= 6; i++) {
+        const member = await app.post('/api/v1/users', { name: `Member ${i}`, email: `member${i}@example.test`, password: 'a long enough passphrase 42' });
+        assert.equal(member.body.data?.id, i, member.text);
+      }
       for (const row of CONTACT_SPECIALS) await seed('contacts', row);
       for (let i = 0; i < 30; i++) await seed('contacts', contactBulk(i));
       for (let i = 0; i < 42; i++) await seed('inquiries', inquiryBulk(i));

@@ -1,13 +1,13 @@
 // The operations on records. The JSON API and the web pages both call these;
 // neither talks to the database directly. Each write runs in one transaction.
 import type { Database } from '../db/connection.ts';
-import { AppError, notFound } from '../errors.ts';
+import { AppError, type FieldErrors, notFound } from '../errors.ts';
 import { encodeCursor, parseListQuery } from '../derive/list-query.ts';
 import type { Resource } from '../schema/resource.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
-import { hooksFor } from './hooks.ts';
+import { rulesOf } from './rules.ts';
 import { readInput } from './input.ts';
-import { countRows, deleteRow, type Executor, insertRow, insertRows, type Row, selectById, selectRows, updateRow } from './repository.ts';
+import { countReferences, countRows, deleteRow, recordExists, type Executor, insertRow, insertRows, type Row, selectById, selectRows, updateRow } from './repository.ts';
 
 /** Who is acting. */
 export interface Actor {
@@ -30,14 +30,61 @@ export function authorize(ctx: Context, resource: Resource): Actor {
   return ctx.actor;
 }
 
-const UNIQUE_VIOLATION = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE']);
-const isUniqueViolation = (error: unknown) => UNIQUE_VIOLATION.has((error as { code?: string } | null)?.code ?? '');
+/**
+ * Who may see the titles of a resource's records, to pick one in a reference: whoever may use the resource, or a
+ * resource that references it (an agent assigns inquiries to users without managing users).
+ */
+export function authorizePick(ctx: Context, resource: Resource): Actor {
+  const pickedByAgents = resource.referencedBy.some((r) => r.resource.access === 'agent');
+  return authorize(ctx, pickedByAgents ? { ...resource, access: 'agent' } : resource);
+}
 
-/** Runs a write; a unique-index violation becomes a 422 naming the unique field it concerns. */
-async function uniqueAsFieldError<T>(resource: Resource, values: Row, write: () => Promise<T>): Promise<T> {
+const UNIQUE_VIOLATION = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE']);
+const FOREIGN_KEY_VIOLATION = new Set(['23503', 'SQLITE_CONSTRAINT_FOREIGNKEY']);
+const codeOf = (error: unknown) => (error as { code?: string } | null)?.code ?? '';
+const isUniqueViolation = (error: unknown) => UNIQUE_VIOLATION.has(codeOf(error));
+const isForeignKeyViolation = (error: unknown) => FOREIGN_KEY_VIOLATION.has(codeOf(error));
+
+/** Each reference in `values` that names no record, as field errors (none: null). */
+async function missingReferences(ctx: Context, trx: Executor, resource: Resource, values: Row): Promise<FieldErrors | null> {
+  const errors: FieldErrors = {};
+  for (const field of resource.fields) {
+    const value = values[field.name];
+    if (!field.target || value === null || value === undefined) continue;
+    if (!(await recordExists(trx, ctx.database.dialect, field.target, BigInt(value as number | bigint)))) errors[field.name] = [`names no ${field.target.singular}: there is no ${field.target.singular} #${String(value)}`];
+  }
+  return Object.keys(errors).length ? errors : null;
+}
+
+async function checkReferences(ctx: Context, trx: Executor, resource: Resource, values: Row): Promise<void> {
+  const errors = await missingReferences(ctx, trx, resource, values);
+  if (errors) throw new AppError(422, 'validation_failed', 'The request has invalid fields.', errors);
+}
+
+/** Deleting a record that others still reference under ON DELETE RESTRICT is refused, saying which and how many. */
+async function checkNotReferenced(ctx: Context, trx: Executor, resource: Resource, id: bigint): Promise<void> {
+  for (const { resource: other, field } of resource.referencedBy) {
+    if (field.onDelete !== 'restrict') continue;
+    const n = await countReferences(trx, ctx.database.dialect, other, field, id);
+    if (n > 0) {
+      const what = n === 1 ? `1 ${other.singular}` : `${n.toLocaleString('en-US')} ${other.name}`;
+      throw new AppError(409, 'still_referenced', `This ${resource.singular} still has ${what} (${field.label}); delete or move them first.`);
+    }
+  }
+}
+
+/**
+ * Runs a write; a unique-index violation becomes a 422 naming the unique field it concerns, a foreign-key
+ * violation (a referenced record deleted meanwhile) a 422 naming the reference.
+ */
+async function uniqueAsFieldError<T>(ctx: Context, resource: Resource, values: Row, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
+    if (isForeignKeyViolation(error)) {
+      const errors = await missingReferences(ctx, ctx.database.db, resource, values);
+      throw errors ? new AppError(422, 'validation_failed', 'The request has invalid fields.', errors) : error;
+    }
     if (!isUniqueViolation(error)) throw error;
     const field = resource.fields.find((f) => f.unique && f.name in values);
     if (!field) throw new AppError(409, 'conflict', 'Another record already holds one of these values.');
@@ -181,8 +228,9 @@ export function insertPrepared(trx: Executor, ctx: Context, resource: Resource, 
 export async function createRecord(ctx: Context, resource: Resource, body: unknown): Promise<RecordResult> {
   const values = await prepareCreate(ctx, resource, body);
   const { db, dialect } = ctx.database;
-  const hooks = hooksFor(resource.name);
-  const { record, after } = await uniqueAsFieldError(resource, values, () => db.transaction().execute(async (trx) => {
+  const hooks = rulesOf(resource);
+  const { record, after } = await uniqueAsFieldError(ctx, resource, values, () => db.transaction().execute(async (trx) => {
+    await checkReferences(ctx, trx, resource, values);
     const id = await insertPrepared(trx, ctx, resource, values);
     const record = (await selectById(trx, dialect, resource, id))!;
     return { record, after: await hooks.afterCreate?.(trx, ctx, record, body as Row) };
@@ -207,12 +255,12 @@ export async function insertPreparedBatch(ctx: Context, resource: Resource, rows
     await db.transaction().execute((trx) => insertRows(trx, ctx.database.dialect, resource, rows));
     return rows.map(() => null);
   } catch (error) {
-    if (!isUniqueViolation(error)) throw error;
+    if (!isUniqueViolation(error) && !isForeignKeyViolation(error)) throw error;
   }
   const outcomes: (AppError | null)[] = [];
   for (const values of rows) {
     try {
-      await uniqueAsFieldError(resource, values, () => db.transaction().execute((trx) => insertPrepared(trx, ctx, resource, values)));
+      await uniqueAsFieldError(ctx, resource, values, () => db.transaction().execute((trx) => insertPrepared(trx, ctx, resource, values)));
       outcomes.push(null);
     } catch (error) {
       if (!(error instanceof AppError) || (error.status !== 422 && error.status !== 409)) throw error;
@@ -227,9 +275,9 @@ export async function updateRecord(ctx: Context, resource: Resource, rawId: stri
   const id = parseId(rawId);
   const input = await readUpdate(ctx, resource, id, body);
   const stored = await prepare(resource, input);
-  const hooks = hooksFor(resource.name);
+  const hooks = rulesOf(resource);
   const { db, dialect } = ctx.database;
-  const record = await uniqueAsFieldError(resource, input, () => db.transaction().execute(async (trx) => {
+  const record = await uniqueAsFieldError(ctx, resource, input, () => db.transaction().execute(async (trx) => {
     const before = await selectById(trx, dialect, resource, id, true);
     if (!before) throw notFound();
     if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
@@ -238,6 +286,7 @@ export async function updateRecord(ctx: Context, resource: Resource, rawId: stri
     if (Object.keys(changes).length === 0) return before;
     // Only a change to one of them can leave a record with none (a stored record may already hold none).
     if (resource.needsOneOf.some((f) => f.name in changes)) checkNeedsOneOf(resource, { ...before, ...changes });
+    await checkReferences(ctx, trx, resource, changes);
     await hooks.beforeUpdate?.(trx, ctx, before, changes);
     await updateRow(trx, dialect, resource, id, stamp(resource, changes, before, new Date().toISOString(), actor));
     await hooks.afterUpdate?.(trx, ctx, before, changes);
@@ -254,7 +303,11 @@ export async function deleteRecord(ctx: Context, resource: Resource, rawId: stri
     const before = await selectById(trx, dialect, resource, id, true);
     if (!before) throw notFound();
     if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
-    await hooksFor(resource.name).beforeDelete?.(trx, ctx, before);
+    await rulesOf(resource).beforeDelete?.(trx, ctx, before);
+    await checkNotReferenced(ctx, trx, resource, id);
     await deleteRow(trx, dialect, resource, id);
+  }).catch((error: unknown) => {
+    if (!isForeignKeyViolation(error)) throw error;
+    throw new AppError(409, 'still_referenced', `Other records still reference this ${resource.singular}; delete or move them first.`);
   });
 }

@@ -212,3 +212,15 @@ export async function deleteRow(db: Executor, dialect: Dialect, resource: Resour
   const result = await db.deleteFrom(resource.table).where(pk.name, '=', param(pk, dialect, id)).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+export async function recordExists(db: Executor, dialect: Dialect, resource: Resource, id: bigint): Promise<boolean> {
+  const pk = resource.primaryKey;
+  return (await db.selectFrom(resource.table).select(pk.name).where(pk.name, '=', param(pk, dialect, id)).executeTakeFirst()) !== undefined;
+}
+
+/** How many records of `resource` name `id` in the reference `field`. */
+export async function countReferences(db: Executor, dialect: Dialect, resource: Resource, field: Field, id: bigint): Promise<number> {
+  const row = await db.selectFrom(resource.table).select(sql<string | number | bigint>`count(*)`.as('n'))
+    .where(field.name, '=', param(field, dialect, field.kind.fromDb(id))).executeTakeFirstOrThrow();
+  return Number(row.n);
+}

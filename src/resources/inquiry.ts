@@ -11,7 +11,7 @@ export const inquiry = extendResource(contact, {
     inquiry_status: { kind: 'boolean' },
     status: { kind: 'boolean' },
     inquiry_type: { kind: 'boolean' },
-    assigned_to: { kind: 'integer', label: 'Assigned to', references: 'users', sortable: true },
+    assigned_to: { kind: 'integer', label: 'Assigned to', references: 'users', onDelete: 'set null', sortable: true },
     assigned_date: { kind: 'dateTime', defaultNowWhen: 'assigned_to', sortable: true },
     ticket_id: { kind: 'bigInteger', label: 'Ticket', sortable: true },
     ticket_date: { kind: 'dateTime', sortable: true },

@@ -1,7 +1,10 @@
 // Resource declarations: plain data, checked once when the module loads, so a
 // wrong declaration stops the boot with a clear message instead of failing
 // mid-request.
+import { type FormatName, formats } from './formats.ts';
 import { kinds, type FieldKind, type InputKind, type KindName } from './kinds.ts';
+
+export type OnDelete = 'restrict' | 'set null' | 'cascade';
 
 export interface FieldFlags {
   searchable: boolean;
@@ -35,7 +38,7 @@ export interface FieldDecl extends Partial<FieldFlags> {
   defaultNowWhen?: string;
   /** The only values a text field may hold. */
   choices?: readonly string[];
-  format?: 'email';
+  format?: FormatName;
   /** No two records share the value, compared case-insensitively. */
   unique?: boolean;
   /** Kept by the server's own flows (2FA, mail verification); ignored when a client sends it. */
@@ -44,8 +47,10 @@ export interface FieldDecl extends Partial<FieldFlags> {
   default?: unknown;
   /** Defaults to the signed-in user's id on create. */
   defaultActor?: boolean;
-  /** The resource whose ids this field holds (shown by name, chosen from a list). */
-  references?: 'users';
+  /** The resource whose ids this field holds (shown by its title, chosen from a list): a foreign key. */
+  references?: string;
+  /** What deleting the referenced record does to this one: refused, the reference cleared, or this record deleted too. */
+  onDelete?: OnDelete;
   /**
    * The index pages offer to sort by it: a migration gives it an index on
    * (field, id), so every page, however deep, is one index walk. The API
@@ -73,11 +78,14 @@ export interface Field extends FieldFlags {
   readOnly: boolean;
   defaultNowWhen?: string;
   choices?: readonly string[];
-  format?: 'email';
+  format?: FormatName;
   unique: boolean;
   default?: unknown;
   defaultActor: boolean;
-  references?: 'users';
+  references?: string;
+  onDelete?: OnDelete;
+  /** The referenced resource, once every resource is declared (see linkResources). */
+  target?: Resource;
   /** The seed's rules, as it writes them: `nullable`, `string`, `max:255`. */
   rules: string[];
 }
@@ -99,7 +107,14 @@ export interface ResourceDecl {
   access?: 'agent' | 'admin';
   /** A record must hold at least one of these fields (not null, not blank): a contact needs a name, an email or a phone. */
   needsOneOf?: readonly string[];
+  /** The field that names a record to a person (in lists of references, titles, pickers); default `name`. */
+  title?: string;
+  /** Has an entry in the main navigation (for those who may use it); default true. */
+  nav?: boolean;
 }
+
+/** Rules a resource adds to the generic write path; records/rules.ts gives them their types. */
+export type ResourceRules = object;
 
 export interface Resource {
   name: string;
@@ -121,6 +136,13 @@ export interface Resource {
   needsOneOf: readonly Field[];
   /** The resource this one extends (an inquiry is a contact and more): a record of it can start one of these. */
   base?: Resource;
+  /** The field that names a record to a person. */
+  title: Field;
+  nav: boolean;
+  /** What the write path runs besides the generic checks (the last admin stays): given with the resource list. */
+  rules: ResourceRules;
+  /** The fields of other resources that reference this one (a contact's inquiries), once linkResources has run. */
+  referencedBy: { resource: Resource; field: Field }[];
   decl: ResourceDecl;
 }
 
@@ -148,12 +170,13 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
   // `sometimes`, as Laravel says it: may be left out, but not set to null.
   const rules = system && decl.primary ? [] : [required ? 'required' : nullable ? 'nullable' : 'sometimes'];
   if ((kind.textual || decl.kind === 'password') && !system) rules.push('string', `max:${max}`);
-  if (decl.format === 'email') rules.push('email');
+  const format = decl.format && formats[decl.format];
+  if (format?.rule) rules.push(format.rule);
   if (decl.kind === 'boolean') rules.push('boolean');
   return {
     name,
     kind,
-    input: decl.input ?? kind.defaultInput,
+    input: decl.input ?? (format ? format.input : kind.defaultInput),
     label: decl.label ?? humanize(name),
     hint: decl.hint,
     max,
@@ -173,6 +196,7 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
     default: decl.default,
     defaultActor: decl.defaultActor ?? false,
     references: decl.references,
+    onDelete: decl.references ? (decl.onDelete ?? 'restrict') : undefined,
     rules,
     searchable: flag(decl.searchable),
     fillable: flag(decl.fillable),
@@ -202,6 +226,8 @@ export function defineResource(decl: ResourceDecl): Resource {
     return field;
   });
   const visible = fields.filter((f) => !f.hidden);
+  const title = byName.get(decl.title ?? 'name') ?? primaries[0]!;
+  if (decl.title && (!byName.has(decl.title) || title.hidden)) throw new Error(`resource ${decl.name}: title names no visible field`);
   return {
     name: decl.name,
     table: decl.name,
@@ -217,8 +243,30 @@ export function defineResource(decl: ResourceDecl): Resource {
     computed: decl.computed ?? {},
     access: decl.access ?? 'agent',
     needsOneOf,
+    title,
+    nav: decl.nav ?? true,
+    rules: {},
+    referencedBy: [],
     decl,
   };
+}
+
+/**
+ * Ties every reference to the resource it names, and each resource to the fields that reference it, and gives
+ * each resource its rules; once, where the resource list is made.
+ */
+export function linkResources(resources: readonly Resource[], rules: ReadonlyMap<Resource, ResourceRules> = new Map()): void {
+  for (const [resource, r] of rules) resource.rules = r;
+  const byName = new Map(resources.map((r) => [r.name, r]));
+  for (const resource of resources) {
+    for (const field of resource.fields.filter((f) => f.references)) {
+      const target = byName.get(field.references!);
+      if (!target) throw new Error(`resource ${resource.name}, field ${field.name}: references ${field.references}, which is not declared`);
+      if (!field.kind.integral) throw new Error(`resource ${resource.name}, field ${field.name}: a reference holds an id, an integer`);
+      field.target = target;
+      target.referencedBy.push({ resource, field });
+    }
+  }
 }
 
 /** A resource that has every field of `base` (same order, same rules) and more after them. */

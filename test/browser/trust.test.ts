@@ -32,7 +32,7 @@ const rowNames = (page: Page) => page.locator('#results tbody tr td:first-child'
 
 /** Opens the first (or last) record of the results and comes back with Back; then Forward and Back again. */
 async function roundTrip(page: Page, pick: 'first' | 'last', check: (where: string) => Promise<void>): Promise<void> {
-  const link = page.locator('#results tbody tr a').nth(pick === 'first' ? 0 : -1);
+  const link = page.locator('#results tbody tr a[href^="/inquiries/"]').nth(pick === 'first' ? 0 : -1);
   await Promise.all([page.waitForURL(/\/inquiries\/\d+$/), link.click()]);
   const record = here(page);
   await page.goBack();

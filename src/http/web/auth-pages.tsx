@@ -53,7 +53,7 @@ function AuthCard({ ctx, title, intro, children }: { ctx: PageContext; title: st
 /** Registration and first-admin set-up share this form: what an account needs, every field of it required here. */
 function AccountFields({ form, errors }: { form: Form; errors?: FieldErrors }) {
   const fields = userResource.writable.filter((f) => (REGISTER_FIELDS as readonly string[]).includes(f.name));
-  return <>{fields.map((f, i) => <FieldInput field={f} value={form[f.name]} errors={errors?.[f.name]} members={[]} autoFocus={i === 0} required />)}</>;
+  return <>{fields.map((f, i) => <FieldInput field={f} value={form[f.name]} errors={errors?.[f.name]} choices={new Map()} autoFocus={i === 0} required />)}</>;
 }
 
 /** The registration fields of a form; an empty box is left out so the operation reports it as required. */

@@ -1,7 +1,7 @@
 // The dashboard: how many contacts and inquiries, inquiries by each of the
 // three states, what is assigned to me, and the latest inquiries.
 import type { FastifyInstance } from 'fastify';
-import { teamMembers } from '../../accounts/directory.ts';
+import { referenceChoices } from '../../records/references.ts';
 import type { Database } from '../../db/connection.ts';
 import { listRecords, type Context } from '../../records/operations.ts';
 import { contact, inquiry } from '../../resources/index.ts';
@@ -21,14 +21,14 @@ export function dashboardPage(database: Database) {
       const ctx = contextOf(database, request);
       const me = String(request.user!.id);
       const states = inquiry.visible.filter((f) => f.kind.name === 'boolean');
-      const [contacts, inquiries, byState, mine, latest, members] = await Promise.all([
+      const [contacts, inquiries, byState, mine, latest] = await Promise.all([
         total(ctx, contact),
         total(ctx, inquiry),
         Promise.all(states.map(async (f) => ({ field: f, counts: await Promise.all(['true', 'false', 'null'].map((v) => total(ctx, inquiry, { [f.name]: v }))) }))),
         listRecords(ctx, inquiry, { filter: { assigned_to: me }, per_page: '5' }),
         listRecords(ctx, inquiry, { per_page: '5' }),
-        teamMembers(database),
       ]);
+      const choices = await referenceChoices(database, inquiry, [...mine.data, ...latest.data]);
       const page = pageContext(request, reply);
       return sendPage(reply, (
         <Layout ctx={page} title="Dashboard">
@@ -53,9 +53,9 @@ export function dashboardPage(database: Database) {
             </table>
           </div>
           <h2>Assigned to me</h2>
-          <Results id="mine" ctx={page} resource={inquiry} result={mine} query={{ filter: { assigned_to: me } }} members={members} empty="Nothing is assigned to you." />
+          <Results id="mine" ctx={page} resource={inquiry} result={mine} query={{ filter: { assigned_to: me } }} choices={choices} empty="Nothing is assigned to you." />
           <h2>Latest inquiries</h2>
-          <Results id="latest" ctx={page} resource={inquiry} result={latest} query={{}} members={members} empty="No inquiries yet." />
+          <Results id="latest" ctx={page} resource={inquiry} result={latest} query={{}} choices={choices} empty="No inquiries yet." />
         </Layout>
       ));
     });

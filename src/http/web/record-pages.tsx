@@ -2,16 +2,18 @@
 // delete, and the inquiry state toggles. They call the same operations as the
 // JSON API; no SQL here.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { teamMembers } from '../../accounts/directory.ts';
 import type { Database } from '../../db/connection.ts';
 import { formInput } from '../../derive/form-values.ts';
 import { AppError, type FieldErrors } from '../../errors.ts';
-import { authorize, createRecord, deleteRecord, getRecord, listRecords, type ListResult, updateRecord } from '../../records/operations.ts';
+import { authorize, authorizePick, createRecord, deleteRecord, getRecord, listRecords, type ListResult, updateRecord } from '../../records/operations.ts';
+import { choicesOf, referenceChoices } from '../../records/references.ts';
+import type { Row } from '../../records/repository.ts';
 import type { Resource } from '../../schema/resource.ts';
 import { contextOf } from '../api/records.ts';
 import { pageContext, redirectWith } from './context.ts';
 import type { KeptForms } from './kept-form.ts';
 import { sendFragment, sendPage } from './render.tsx';
+import { ChoiceOptions } from './views/form.tsx';
 import { ConflictPage, DeletePage, DetailPage, IndexPage, type Query, RecordForm, recordTitle, Results, StateToggle } from './views/records.tsx';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
@@ -66,7 +68,7 @@ const fieldErrors = (error: unknown): FieldErrors | null => (error instanceof Ap
 export function recordPages(database: Database, resource: Resource, kept: KeptForms) {
   return async function plugin(app: FastifyInstance) {
     const csrf = { preHandler: app.csrfProtection };
-    const members = () => teamMembers(database);
+    const choices = (rows: readonly Row[] = []) => referenceChoices(database, resource, rows);
     const ctxOf = (request: FastifyRequest) => contextOf(database, request);
     const base = `/${resource.name}`;
 
@@ -80,7 +82,7 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
         problem = fieldErrors(error) ?? undefined;
         if (!problem) throw error;
       }
-      const props = { ctx: pageContext(request, reply), resource, result, query, members: await members(), problem };
+      const props = { ctx: pageContext(request, reply), resource, result, query, choices: await choices(result.data), problem };
       // htmx asks for the results only (live search, filters, paging) at the address it then pushes into the
       // history; a browser gets the whole page. Back and Forward load that address again, and Chromium took the
       // fragment it had cached for it: sendPage and sendFragment say Vary: HX-Request, the fragment is no-store.
@@ -89,7 +91,7 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
     });
 
     const formPage = async (request: FastifyRequest, reply: FastifyReply, values: Form, options: { record?: Form; errors?: FieldErrors; etag?: string; note?: string } = {}) =>
-      sendPage(reply, <RecordForm ctx={pageContext(request, reply)} resource={resource} values={values} members={await members()} {...options} />, options.errors ? 422 : 200);
+      sendPage(reply, <RecordForm ctx={pageContext(request, reply)} resource={resource} values={values} choices={await choices([values])} {...options} />, options.errors ? 422 : 200);
 
     app.get(`${base}/new`, async (request, reply) => {
       // The empty form reads no record, so no operation checks access: check it here (agents get 403 on users).
@@ -121,9 +123,26 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       }
     });
 
+    // The options of a picker that names records of this resource, narrowed by its search box (htmx).
+    app.get(`${base}/choices`, async (request, reply) => {
+      authorizePick(ctxOf(request), resource);
+      const { q, selected } = request.query as { q?: unknown; selected?: unknown };
+      const picked = typeof selected === 'string' ? selected : '';
+      const found = await choicesOf(database, resource, picked ? [picked] : [], typeof q === 'string' ? q.slice(0, 100) : '');
+      return sendFragment(reply, <ChoiceOptions choices={found} selected={picked} />);
+    });
+
     app.get(`${base}/:id`, async (request: IdRequest, reply) => {
-      const { record } = await getRecord(ctxOf(request), resource, request.params.id);
-      return sendPage(reply, <DetailPage ctx={pageContext(request, reply)} resource={resource} record={record} members={await members()} />);
+      const ctx = ctxOf(request);
+      const { record } = await getRecord(ctx, resource, request.params.id);
+      // A has-many panel per reference to this resource that the viewer may read (agents see no users lists).
+      const panels = await Promise.all(resource.referencedBy.filter(({ resource: other }) => other.access === 'agent' || ctx.actor?.role === 'admin')
+        .map(async ({ resource: other, field }) => ({
+          resource: other,
+          field,
+          result: await listRecords(ctx, other, { filter: { [field.name]: String(record.id) }, sort: '-id', per_page: '10' }),
+        })));
+      return sendPage(reply, <DetailPage ctx={pageContext(request, reply)} resource={resource} record={record} choices={await choices([record])} panels={panels} />);
     });
 
     app.get(`${base}/:id/edit`, async (request: IdRequest, reply) => {
@@ -146,7 +165,7 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
         if (error instanceof AppError && error.status === 412) {
           const theirs = await getRecord(ctxOf(request), resource, request.params.id);
           const mine = Object.fromEntries(Object.entries(form).filter(([k]) => resource.field(k)?.fillable));
-          return sendPage(reply, <ConflictPage ctx={pageContext(request, reply)} resource={resource} theirs={theirs.record} mine={mine} etag={theirs.etag} members={await members()} />, 409);
+          return sendPage(reply, <ConflictPage ctx={pageContext(request, reply)} resource={resource} theirs={theirs.record} mine={mine} etag={theirs.etag} choices={await choices([theirs.record, mine])} />, 409);
         }
         const errors = fieldErrors(error);
         if (!errors) throw error;

@@ -141,7 +141,7 @@ function InformationSection({ ctx, data, problem }: { ctx: PageContext; data: Pr
         <CsrfInput token={ctx.csrf} />
         <div class="form-grid">
           {data.fields.map((f) => {
-            const input = <FieldInput field={f} value={mine?.values ? mine.values[f.name] : data.user[f.name]} errors={mine?.errors[f.name]} members={[]} autoFocus={first === f.name} />;
+            const input = <FieldInput field={f} value={mine?.values ? mine.values[f.name] : data.user[f.name]} errors={mine?.errors[f.name]} choices={new Map()} autoFocus={first === f.name} />;
             if (f.name !== 'email') return input;
             return (
               <div>

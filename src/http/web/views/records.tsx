@@ -1,12 +1,13 @@
 // Index, detail, form, conflict and delete views of any declared resource:
 // columns are the fields *in index*, the detail shows the fields *in view*,
 // the form the fields *in form*, each with its declared label and input.
-import type { Member } from '../../../accounts/directory.ts';
+import type { Choices } from '../../../records/references.ts';
 import type { FieldErrors } from '../../../errors.ts';
 import type { ListResult } from '../../../records/operations.ts';
 import type { Row } from '../../../records/repository.ts';
 import { recordResources } from '../../../resources/index.ts';
 import type { Field, Resource } from '../../../schema/resource.ts';
+import { formats } from '../../../schema/formats.ts';
 import { CsrfInput, ErrorSummary, FieldInput } from './form.tsx';
 import { Layout, type PageContext } from './layout.tsx';
 
@@ -29,7 +30,7 @@ export function hrefWith(path: string, query: Query, changes: Query = {}): strin
 }
 
 export function recordTitle(resource: Resource, record: Row): string {
-  const name = record.name;
+  const name = record[resource.title.name];
   return typeof name === 'string' && name.trim() ? name : `${title(resource.singular)} #${String(record.id)}`;
 }
 
@@ -37,9 +38,9 @@ export const indexFields = (resource: Resource) => resource.visible.filter((f) =
 export const viewFields = (resource: Resource) => resource.visible.filter((f) => f.inView);
 export const formFields = (resource: Resource) => resource.writable.filter((f) => f.inForm);
 
-export function Value({ field, value, members, locale }: { field: Field; value: unknown; members: Member[]; locale: string }) {
+export function Value({ field, value, choices, locale }: { field: Field; value: unknown; choices: Choices; locale: string }) {
   if (value === null || value === undefined || value === '') return <span class="muted">—</span>;
-  if (field.references === 'users') return <>{members.find((m) => m.id === Number(value))?.name ?? `#${String(value)}`}</>;
+  if (field.target) return <>{choices.get(field.target.name)?.find((c) => c.id === String(value))?.title ?? `#${String(value)}`}</>;
   if (field.kind.name === 'boolean') return <>{value ? 'Yes' : 'No'}</>;
   if (field.kind.name === 'dateTime') {
     const date = new Date(String(value));
@@ -49,7 +50,8 @@ export function Value({ field, value, members, locale }: { field: Field; value: 
       : `${date.toLocaleString(locale, { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' })} UTC`;
     return <time datetime={String(value)} data-date-only={dateOnly ? 'true' : undefined}>{text}</time>;
   }
-  return <>{String(value)}</>;
+  const href = field.format && formats[field.format].href(String(value));
+  return href ? <a href={href}>{String(value)}</a> : <>{String(value)}</>;
 }
 
 /** A tri-state cell that cycles Not set → Yes → No → Not set when pressed. */
@@ -70,7 +72,7 @@ interface IndexProps {
   resource: Resource;
   result: ListResult;
   query: Query;
-  members: Member[];
+  choices: Choices;
   /** The list parameters did not parse: shown instead of the table. */
   problem?: FieldErrors;
   /** The element id htmx swaps (unique on the page). */
@@ -79,7 +81,7 @@ interface IndexProps {
   empty?: string;
 }
 
-function Filters({ resource, query, members }: { resource: Resource; query: Query; members: Member[] }) {
+function Filters({ resource, query, choices }: { resource: Resource; query: Query; choices: Choices }) {
   const filter = (query.filter ?? {}) as Record<string, unknown>;
   const from = (query.from ?? {}) as Record<string, unknown>;
   const to = (query.to ?? {}) as Record<string, unknown>;
@@ -128,13 +130,13 @@ function Filters({ resource, query, members }: { resource: Resource; query: Quer
               </select>
             </div>
           ))}
-          {fields.filter((f) => f.references === 'users').map((f) => (
+          {fields.filter((f) => f.target).map((f) => (
             <div class="field">
               <label for={`filter-${f.name}`}>{f.label}</label>
               <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
-                <option value="">Anyone</option>
-                <option value="null" selected={filter[f.name] === 'null'}>Nobody</option>
-                {members.map((m) => <option value={String(m.id)} selected={String(filter[f.name] ?? '') === String(m.id)}>{m.name}</option>)}
+                <option value="">Any</option>
+                <option value="null" selected={filter[f.name] === 'null'}>None</option>
+                {(choices.get(f.target!.name) ?? []).map((c) => <option value={c.id} selected={String(filter[f.name] ?? '') === c.id}>{c.title}</option>)}
               </select>
             </div>
           ))}
@@ -196,7 +198,7 @@ function Pager({ resource, result, query }: { resource: Resource; result: ListRe
   );
 }
 
-export function Results({ ctx, resource, result, query, members, problem, id = 'results', empty }: IndexProps) {
+export function Results({ ctx, resource, result, query, choices, problem, id = 'results', empty }: IndexProps) {
   const fields = indexFields(resource);
   if (problem) {
     return (
@@ -232,7 +234,7 @@ export function Results({ ctx, resource, result, query, members, problem, id = '
                         ? <a href={`/${resource.name}/${String(record.id)}`}>{record[f.name] === null || record[f.name] === '' ? recordTitle(resource, record) : String(record[f.name])}</a>
                         : f.kind.name === 'boolean' && f.fillable
                           ? <StateToggle resource={resource} record={record} field={f} csrf={ctx.csrf} />
-                          : <Value field={f} value={record[f.name]} members={members} locale={ctx.locale} />}
+                          : <Value field={f} value={record[f.name]} choices={choices} locale={ctx.locale} />}
                     </td>
                   ))}
                 </tr>
@@ -259,13 +261,37 @@ export function IndexPage(props: IndexProps) {
           <a class="button button-secondary" href={`/${resource.name}/import`}>Import CSV</a>
         </div>
       </div>
-      <Filters resource={resource} query={query} members={props.members} />
+      <Filters resource={resource} query={query} choices={props.choices} />
       <Results {...props} />
     </Layout>
   );
 }
 
-export function DetailPage({ ctx, resource, record, members, extra }: { ctx: PageContext; resource: Resource; record: Row; members: Member[]; extra?: preact.ComponentChildren }) {
+/** The records of another resource that reference this one through `field` (a user's assigned inquiries). */
+export interface HasMany {
+  resource: Resource;
+  field: Field;
+  result: ListResult;
+}
+
+function HasManyPanel({ owner, record, panel }: { owner: Resource; record: Row; panel: HasMany }) {
+  const { resource, field, result } = panel;
+  const total = result.meta.total ?? result.data.length;
+  const all = `/${resource.name}?filter[${field.name}]=${String(record[owner.primaryKey.name])}`;
+  const heading = `${title(resource.name)} · ${field.label}`;
+  return (
+    <section class="card has-many" aria-label={heading}>
+      <h2>{heading} <span class="muted">({total.toLocaleString('en-US')})</span></h2>
+      {result.data.length === 0 ? <p class="muted">None yet.</p> : (
+        <ul>{result.data.map((r) => <li><a href={`/${resource.name}/${String(r.id)}`}>{recordTitle(resource, r)}</a></li>)}</ul>
+      )}
+      {total > result.data.length && <p><a href={all}>All {total.toLocaleString('en-US')} {resource.name}</a></p>}
+    </section>
+  );
+}
+
+export function DetailPage(props: { ctx: PageContext; resource: Resource; record: Row; choices: Choices; extra?: preact.ComponentChildren; panels?: HasMany[] }) {
+  const { ctx, resource, record, choices, extra, panels = [] } = props;
   const id = String(record.id);
   return (
     <Layout ctx={ctx} title={recordTitle(resource, record)}>
@@ -285,17 +311,18 @@ export function DetailPage({ ctx, resource, record, members, extra }: { ctx: Pag
           {viewFields(resource).map((f) => (
             <>
               <dt>{f.label}</dt>
-              <dd><Value field={f} value={record[f.name]} members={members} locale={ctx.locale} /></dd>
+              <dd><Value field={f} value={record[f.name]} choices={choices} locale={ctx.locale} /></dd>
             </>
           ))}
           {(['created_at', 'updated_at'] as const).filter((n) => resource.field(n)).map((n) => (
             <>
               <dt>{n === 'created_at' ? 'Created' : 'Last changed'}</dt>
-              <dd><Value field={resource.field(n)!} value={record[n]} members={members} locale={ctx.locale} /></dd>
+              <dd><Value field={resource.field(n)!} value={record[n]} choices={choices} locale={ctx.locale} /></dd>
             </>
           ))}
         </dl>
       </section>
+      {panels.map((panel) => <HasManyPanel owner={resource} record={record} panel={panel} />)}
       {extra}
     </Layout>
   );
@@ -309,12 +336,12 @@ export interface FormProps {
   values: Record<string, unknown>;
   errors?: FieldErrors;
   etag?: string;
-  members: Member[];
+  choices: Choices;
   /** Where a new record came from (an inquiry made from a contact). */
   note?: string;
 }
 
-export function RecordForm({ ctx, resource, record, values, errors, etag, members, note }: FormProps) {
+export function RecordForm({ ctx, resource, record, values, errors, etag, choices, note }: FormProps) {
   const editing = record !== undefined;
   const action = editing ? `/${resource.name}/${String(record.id)}` : `/${resource.name}`;
   const heading = editing ? `Edit ${recordTitle(resource, record)}` : `New ${resource.singular}`;
@@ -329,7 +356,7 @@ export function RecordForm({ ctx, resource, record, values, errors, etag, member
         {etag ? <input type="hidden" name="_etag" value={etag} /> : null}
         <div class="form-grid">
           {formFields(resource).map((f, i) => (
-            <FieldInput field={f} value={values[f.name]} errors={errors?.[f.name]} members={members} autoFocus={i === 0 && !errors} optionalPassword={editing && f.kind.name === 'password'} />
+            <FieldInput field={f} value={values[f.name]} errors={errors?.[f.name]} choices={choices} autoFocus={i === 0 && !errors} optionalPassword={editing && f.kind.name === 'password'} />
           ))}
         </div>
         <div class="actions">
@@ -342,7 +369,7 @@ export function RecordForm({ ctx, resource, record, values, errors, etag, member
 }
 
 /** Someone saved first: both versions side by side, and the choice is the user's. */
-export function ConflictPage({ ctx, resource, theirs, mine, etag, members }: { ctx: PageContext; resource: Resource; theirs: Row; mine: Record<string, unknown>; etag: string; members: Member[] }) {
+export function ConflictPage({ ctx, resource, theirs, mine, etag, choices }: { ctx: PageContext; resource: Resource; theirs: Row; mine: Record<string, unknown>; etag: string; choices: Choices }) {
   const id = String(theirs.id);
   const changed = formFields(resource).filter((f) => f.name in mine && String(mine[f.name] ?? '') !== String(theirs[f.name] ?? ''));
   return (
@@ -358,7 +385,7 @@ export function ConflictPage({ ctx, resource, theirs, mine, etag, members }: { c
             {(changed.length ? changed : formFields(resource)).map((f) => (
               <tr>
                 <th scope="row">{f.label}</th>
-                <td><Value field={f} value={theirs[f.name]} members={members} locale={ctx.locale} /></td>
+                <td><Value field={f} value={theirs[f.name]} choices={choices} locale={ctx.locale} /></td>
                 <td>{mine[f.name] === null || mine[f.name] === undefined || mine[f.name] === '' ? <span class="muted">—</span> : String(mine[f.name])}</td>
               </tr>
             ))}
