@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { recordResources, resources } from '../src/resources/index.ts';
+import { formats } from '../src/schema/formats.ts';
 import type { KindName } from '../src/schema/kinds.ts';
 import type { Field, Resource } from '../src/schema/resource.ts';
 import { startApp, type Reply, type TestApp } from './helpers/app.ts';
@@ -126,6 +127,9 @@ function textCases(): KindCases {
     ...plain,
     accepted: (f) => {
       if (f.choices) return f.choices.map((c) => ({ value: c, expect: c }));
+      if (f.format && f.format !== 'email' && formats[f.format].samples.invalid.length) {
+        return formats[f.format].samples.valid.map((v) => ({ value: v, expect: v }));
+      }
       if (f.format === 'email') {
         // Unique per call: the same address may not be used twice.
         const n = String(++uniqueCounter);
@@ -141,6 +145,9 @@ function textCases(): KindCases {
 
   function textRejected(f: Field): Rejected[] {
       if (f.choices) return [{ value: 'someone-else' }, { value: f.choices[0]!.toUpperCase() }, { value: 42 }];
+      if (f.format && f.format !== 'email' && formats[f.format].samples.invalid.length) {
+        return [...formats[f.format].samples.invalid.map((v) => ({ value: v })), { value: 42, label: 'a number' }];
+      }
       if (f.format === 'email') {
         return [{ value: `${'a'.repeat(f.max! - '@example.com'.length + 1)}@example.com`, label: `${f.max! + 1} characters` },
           { value: 'not-an-email' }, { value: 'a@b@c.com' }, { value: 'a b@example.com' }, { value: 42 }];
@@ -184,11 +191,24 @@ let uniqueCounter = 0;
 function sampleOf(field: Field, i: 0 | 1): unknown {
   if (field.choices) return field.choices[Math.min(i, field.choices.length - 1)];
   if (field.format === 'email') return `sample${++uniqueCounter}.${i}@example.com`;
+  if (field.format && formats[field.format].samples.invalid.length) return formats[field.format].samples.valid[i];
   return casesOf(field).samples[i];
 }
 
+/**
+ * A reference takes the ids of records that exist (the first admin #1, and #2, made before the tests) and refuses,
+ * besides what its kind refuses, an id that names no record.
+ */
+const referenceCases = (kind: KindCases): KindCases => ({
+  ...kind,
+  accepted: () => [{ value: 1, expect: 1 }, { value: 2, expect: 2 }],
+  rejected: (f) => [...kind.rejected(f), { value: 2147483647, label: 'names no record' }],
+  samples: [1, 2],
+});
+
 const casesOf = (field: Field): KindCases => {
-  const cases = KIND_CASES[field.kind.name];
+  const kind = KIND_CASES[field.kind.name];
+  const cases = kind && field.target ? referenceCases(kind) : kind;
   assert.ok(cases, `no boundary cases for kind ${field.kind.name} (field ${field.name})`);
   return cases;
 };
@@ -214,7 +234,12 @@ function assertRejected(reply: Reply, fields: string[], what: string): void {
 for (const dialect of DIALECTS) {
   describe(`records validation (${dialect})`, () => {
     let app: TestApp;
-    before(async () => { app = await startApp(dialect); });
+    before(async () => {
+      app = await startApp(dialect);
+      // User #2, for the references' accepted ids (#1 is the first admin).
+      const second = await app.post('/api/v1/users', { name: 'Second', email: 'second@example.com', password: 'a long enough passphrase 42' });
+      assert.equal(second.body.data?.id, 2, second.text);
+    });
     after(() => app.close());
 
     const total = async (resource: Resource): Promise<number> => {

@@ -10,7 +10,7 @@ export const contact = defineResource({
     name: { kind: 'string', max: 255, sortable: true },
     // Checked when written; addresses stored before that (by the original service) are served as they are.
     email: { kind: 'string', max: 255, input: 'email', format: 'email', sortable: true },
-    phone: { kind: 'string', max: 100, input: 'tel' },
+    phone: { kind: 'string', max: 100, format: 'phone' },
     occupation: { kind: 'string', max: 100 },
     address: { kind: 'string', max: 255 },
     country: { kind: 'string', max: 100, sortable: true },
@@ -19,9 +19,9 @@ export const contact = defineResource({
     source_id: { kind: 'integer' },
     detail: { kind: 'string', max: 500 },
     budget: { kind: 'string', max: 255 },
-    created_by: { kind: 'integer', label: 'Created by', defaultActor: true, references: 'users' },
-    created_at: { kind: 'dateTime', timestamp: 'create' },
-    updated_at: { kind: 'dateTime', timestamp: 'update' },
+    created_by: { kind: 'integer', label: 'Created by', defaultActor: true, references: 'users', onDelete: 'set null' },
+    created_at: { kind: 'dateTime', timestamp: 'create', sortable: true },
+    updated_at: { kind: 'dateTime', timestamp: 'update', sortable: true },
   },
   needsOneOf: ['name', 'email', 'phone'],
 });

@@ -3,11 +3,12 @@
 // and a database row, and how it is written back. Adding a kind touches only
 // this file.
 import { hashPassword, passwordProblems } from '../accounts/passwords.ts';
-import { fail, ok, parseDateTime, parseEmail, parseIntegerInRange, parseText, type Parsed } from './values.ts';
+import { type FormatName, formats } from './formats.ts';
+import { fail, ok, parseDateTime, parseIntegerInRange, parseText, type Parsed } from './values.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type KindName = 'string' | 'text' | 'integer' | 'bigInteger' | 'boolean' | 'dateTime' | 'password';
-export type InputKind = 'text' | 'email' | 'tel' | 'number' | 'checkbox' | 'date' | 'textarea' | 'password';
+export type InputKind = 'text' | 'email' | 'url' | 'tel' | 'number' | 'checkbox' | 'date' | 'textarea' | 'password';
 export const FILTER_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'in', 'null'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 
@@ -17,7 +18,7 @@ export interface FieldShape {
   primary: boolean;
   /** The only values a text field may hold. */
   choices?: readonly string[];
-  format?: 'email';
+  format?: FormatName;
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -55,13 +56,13 @@ const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
 function textKind(name: 'string' | 'text', seedType: string, defaultInput: InputKind): FieldKind {
   return {
     name, seedType, defaultInput, textual: true, integral: false, operators: TEXT_OPS,
-    schema: (f) => ({ type: 'string', maxLength: f.max, ...(f.choices ? { enum: f.choices } : {}), ...(f.format ? { format: f.format } : {}) }),
+    schema: (f) => ({ type: 'string', maxLength: f.max, ...(f.choices ? { enum: f.choices } : {}), ...(f.format && formats[f.format].schemaFormat ? { format: formats[f.format].schemaFormat } : {}) }),
     column: (f) => (name === 'string' ? `varchar(${f.max})` : 'text'),
     fromJson: (raw, f) => {
       const text = parseText(raw, f.max!);
       if (!text.ok) return text;
       if (f.choices && !f.choices.includes(text.value)) return fail(`must be one of ${f.choices.join(', ')}`);
-      return f.format === 'email' ? parseEmail(text.value) : text;
+      return f.format ? formats[f.format].parse(text.value) : text;
     },
     fromQuery: (raw, f) => parseText(raw, f.max!),
     fromDb: (raw) => raw,

@@ -29,13 +29,6 @@ export function parseText(raw: unknown, max: number): Parsed<string> {
   return ok(raw);
 }
 
-// The WHATWG definition of a valid e-mail address (what <input type=email> accepts).
-const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
-
-export function parseEmail(text: string): Parsed<string> {
-  return EMAIL.test(text) ? ok(text) : fail('must be a valid email address');
-}
-
 const INT_TEXT = /^-?\d{1,20}$/;
 
 export function parseIntegerInRange(raw: unknown, min: bigint, max: bigint, acceptDigits: boolean): Parsed<bigint> {

@@ -1,8 +1,9 @@
 // Inputs derived from a field declaration: its input kind picks the control,
 // a nullable boolean gets three choices so "not set" stays possible, and a
-// reference to users becomes a list of team members.
-import type { Member } from '../../../accounts/directory.ts';
+// reference becomes a list of the records it may name, by title.
+import { type Choice, type Choices, PICKER_LIMIT } from '../../../records/references.ts';
 import type { FieldErrors } from '../../../errors.ts';
+import type { InputKind } from '../../../schema/kinds.ts';
 import type { Field } from '../../../schema/resource.ts';
 
 export function CsrfInput({ token }: { token: string }) {
@@ -21,13 +22,28 @@ export function shownValue(field: Field, value: unknown): string {
   return String(value);
 }
 
-const INPUT_TYPES: Record<string, string> = { text: 'text', email: 'email', tel: 'tel', number: 'number', date: 'date', password: 'password' };
+/** The `type` of the <input> for each input kind; a new input kind does not compile until it has one. */
+const INPUT_TYPES: Record<InputKind, string> = {
+  text: 'text', email: 'email', url: 'url', tel: 'tel', number: 'number', date: 'date', password: 'password',
+  // Drawn as controls of their own (three choices, a text area); an input of this type is never made.
+  checkbox: 'checkbox', textarea: 'text',
+};
 // `tel` brings up the phone keypad; its autocomplete token lets the browser offer saved numbers, as email does.
-const AUTOCOMPLETE: Record<string, string> = { password: 'new-password', email: 'email', tel: 'tel' };
+const AUTOCOMPLETE: Partial<Record<InputKind, string>> = { password: 'new-password', email: 'email', tel: 'tel', url: 'url' };
+
+/** The options of a reference's select: "nobody", then each record by title. */
+export function ChoiceOptions({ choices, selected }: { choices: readonly Choice[]; selected: string }) {
+  return (
+    <>
+      <option value="">— none —</option>
+      {choices.map((c) => <option value={c.id} selected={selected === c.id}>{c.title}</option>)}
+    </>
+  );
+}
 
 /** `required` overrides the declaration where a form needs more (registering takes a password; an admin's create may leave it out). */
-export function FieldInput(props: { field: Field; value: unknown; errors?: string[]; members: Member[]; autoFocus?: boolean; optionalPassword?: boolean; required?: boolean }) {
-  const { field, value, errors, members } = props;
+export function FieldInput(props: { field: Field; value: unknown; errors?: string[]; choices: Choices; autoFocus?: boolean; optionalPassword?: boolean; required?: boolean }) {
+  const { field, value, errors, choices } = props;
   const required = props.required ?? (field.required && !props.optionalPassword);
   const hint = props.optionalPassword ? 'Leave empty to keep the current password.' : props.required === undefined ? field.hint : undefined;
   const id = `field-${field.name}`;
@@ -52,12 +68,21 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
   }
 
   let control;
-  if (field.references === 'users') {
+  if (field.target) {
+    const options = choices.get(field.target.name) ?? [];
     control = (
-      <select id={id} name={field.name} aria-invalid={invalid} aria-describedby={described}>
-        <option value="">— nobody —</option>
-        {members.map((m) => <option value={String(m.id)} selected={text === String(m.id)}>{m.name}</option>)}
-      </select>
+      <>
+        {options.length >= PICKER_LIMIT && (
+          <input
+            type="search" class="picker-search" aria-label={`Search ${field.target.name}`} placeholder={`Search ${field.target.name}…`}
+            name="q" form="" hx-get={`/${field.target.name}/choices`} hx-trigger="input changed delay:250ms, search"
+            hx-target={`#${id}`} hx-vals={JSON.stringify({ selected: text })}
+          />
+        )}
+        <select id={id} name={field.name} aria-invalid={invalid} aria-describedby={described} required={required}>
+          <ChoiceOptions choices={options} selected={text} />
+        </select>
+      </>
     );
   } else if (field.choices) {
     control = (
@@ -65,10 +90,10 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
         {field.choices.map((c) => <option value={c} selected={text === c || (!text && c === field.default)}>{c}</option>)}
       </select>
     );
-  } else if (field.input === 'textarea' || (field.max ?? 0) > 255) {
+  } else if (field.input === 'textarea' || (field.input === 'text' && (field.max ?? 0) > 255)) {
     control = <textarea id={id} name={field.name} aria-invalid={invalid} aria-describedby={described}>{text}</textarea>;
   } else {
-    const type = INPUT_TYPES[field.input] ?? 'text';
+    const type = INPUT_TYPES[field.input];
     control = (
       <input
         id={id}
@@ -76,7 +101,7 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
         type={type}
         value={type === 'password' ? '' : text}
         required={required}
-        autocomplete={AUTOCOMPLETE[type]}
+        autocomplete={AUTOCOMPLETE[field.input]}
         inputMode={field.kind.name === 'bigInteger' ? 'numeric' : undefined}
         step={type === 'number' ? '1' : undefined}
         autoFocus={props.autoFocus}

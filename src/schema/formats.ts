@@ -1,0 +1,61 @@
+// Formats of text fields. Each owns everything about itself: its JSON schema
+// format, its check, the rule the seed would write, the HTML input, the link a
+// value becomes when shown, and sample values for the generated boundary
+// tests. Adding a format touches only this file.
+import { fail, ok, type Parsed } from './values.ts';
+
+export type FormatName = 'email' | 'uri' | 'phone';
+
+export interface Format {
+  /** The JSON schema `format` (OpenAPI), when JSON schema has one. */
+  schemaFormat?: string;
+  /** The seed's (Laravel's) rule for it. */
+  rule?: string;
+  input: 'email' | 'url' | 'tel';
+  /** Checks a value that is already valid text. */
+  parse(text: string): Parsed<string>;
+  /** Where the value links to when shown; none for a value that is not safe to link. */
+  href(value: string): string | undefined;
+  samples: { valid: readonly string[]; invalid: readonly string[] };
+}
+
+// The WHATWG definition of a valid e-mail address (what <input type=email> accepts).
+const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
+
+/** Web addresses only: a link shown to a colleague must never run script (javascript:) or open a file. */
+function webUrl(text: string): URL | undefined {
+  if (!URL.canParse(text)) return undefined;
+  const url = new URL(text);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname ? url : undefined;
+}
+
+const email: Format = {
+  schemaFormat: 'email',
+  rule: 'email',
+  input: 'email',
+  parse: (text) => (EMAIL.test(text) ? ok(text) : fail('must be a valid email address')),
+  href: (value) => (EMAIL.test(value) ? `mailto:${value}` : undefined),
+  samples: { valid: ['ada@example.org', 'o.brien+leads@mail.example.com'], invalid: ['not an email', 'ada@', '@example.org'] },
+};
+
+const uri: Format = {
+  schemaFormat: 'uri',
+  rule: 'url',
+  input: 'url',
+  parse: (text) => (webUrl(text) ? ok(text) : fail('must be a valid URL starting with http:// or https://')),
+  href: (value) => webUrl(value)?.href,
+  samples: { valid: ['https://example.org', 'http://solar.example/path?q=1'], invalid: ['not a url', 'javascript:alert(1)', 'example.org'] },
+};
+
+// Any text a person writes for a phone number is kept as written; shown, it dials.
+const phone: Format = {
+  input: 'tel',
+  parse: ok,
+  href: (value) => {
+    const digits = value.replace(/[^\d+]/g, '');
+    return digits.replace('+', '').length >= 3 ? `tel:${digits}` : undefined;
+  },
+  samples: { valid: ['+44 20 7946 0958', '(555) 010-0199'], invalid: [] },
+};
+
+export const formats: Record<FormatName, Format> = { email, uri, phone };
