@@ -9,7 +9,7 @@ import type { Accounts } from './accounts/context.ts';
 import { createMailer } from './accounts/mail.ts';
 import { loadAppKey } from './accounts/secrets.ts';
 import { databaseStore } from './accounts/throttle.ts';
-import { registerUserRules, serveAccounts } from './accounts/user-rules.ts';
+import { serveAccounts } from './accounts/user-rules.ts';
 import { drainUnreadBodies } from './http/drain.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/connection.ts';
@@ -51,8 +51,6 @@ const REDACT = [
 // tokens on upload forms): the log shows the URL without their values.
 const SECRET_PARAMS = /([?&](?:token|signature|_csrf|email)=)[^&#]*/gi;
 const withoutSecrets = (url: string) => url.replace(SECRET_PARAMS, '$1[redacted]');
-
-registerUserRules();
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, database } = options;

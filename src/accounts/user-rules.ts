@@ -4,7 +4,7 @@
 // (an invitation when it has no password, else the address check).
 import type { Database } from '../db/connection.ts';
 import { AppError } from '../errors.ts';
-import { registerHooks } from '../records/hooks.ts';
+import type { RecordHooks } from '../records/rules.ts';
 import type { Executor, Row } from '../records/repository.ts';
 import type { Dialect } from '../schema/kinds.ts';
 import type { Accounts } from './context.ts';
@@ -30,8 +30,7 @@ export async function endEverySignIn(trx: Executor, dialect: Dialect, userId: bi
   await trx.updateTable('users').set({ remember_token: null }).where('id', '=', uid).execute();
 }
 
-export function registerUserRules(): void {
-  registerHooks('users', {
+export const userRules: RecordHooks = {
     async afterCreate(trx, ctx, record, input) {
       const a = served.get(ctx.database);
       const id = BigInt(record.id as bigint);
@@ -56,5 +55,4 @@ export function registerUserRules(): void {
     async beforeDelete(trx, _ctx, before) {
       if (await lastAdmin(trx, before)) throw new AppError(409, 'last_admin', 'The last admin cannot be deleted; make someone else an admin first.');
     },
-  });
-}
+};

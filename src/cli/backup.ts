@@ -22,13 +22,14 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { type Config, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/connection.ts';
+import { resources } from '../resources/index.ts';
 
 const SQLITE_FILE = 'leadbook.sqlite';
 const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
 const PG_DUMP_MAGIC = Buffer.from('PGDMP', 'latin1');
 /** Tables every Leadbook database has; a file without them is not ours. */
-const LEADBOOK_TABLES = ['leadbook_migrations', 'contacts', 'inquiries', 'users'];
-const COUNTED = ['contacts', 'inquiries', 'users'];
+const COUNTED = resources.map((r) => r.table);
+const LEADBOOK_TABLES = ['leadbook_migrations', ...COUNTED];
 
 type Kind = 'sqlite' | 'postgres' | 'other';
 

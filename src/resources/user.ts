@@ -37,7 +37,7 @@ export const user = defineResource({
     country: { kind: 'string', max: 100 },
     bio: { kind: 'string', max: 255 },
     image_name: { kind: 'string', max: 100, managed: true },
-    phone: { kind: 'string', max: 50, input: 'tel' },
+    phone: { kind: 'string', max: 50, format: 'phone' },
     role: { kind: 'string', max: 20, choices: ROLES, default: 'agent', required: true, searchable: false },
   },
   computed: {

@@ -13,11 +13,12 @@ import { migrateToLatest } from '../../src/db/migrate.ts';
 import { DIALECTS, freshDatabase, type FreshDatabase } from '../helpers/database.ts';
 import { backupDatabase, restoreDatabase } from '../../src/cli/backup.ts';
 import { loadConfig } from '../../src/config.ts';
+import { resources } from '../../src/resources/index.ts';
 import { type Api, api, envOf, type Running, signUpAdmin, SOAK, type Warm, type WarmCommand, warmCommand, warmServer } from './helpers/served.ts';
 
 const ROUNDS = SOAK ? 10 : 1;
 const SEEDED = { contacts: 600, inquiries: 300 };
-const TABLES = ['contacts', 'inquiries', 'users'] as const;
+const TABLES = resources.map((r) => r.table);
 // The same key for the source and every restored copy: a backup holds the data, not DATA_DIR/app.key.
 const APP_KEY = Buffer.alloc(32, 7).toString('base64');
 

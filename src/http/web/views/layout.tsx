@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { recordResources } from '../../../resources/index.ts';
 
 export interface Viewer {
   id: bigint;
@@ -25,8 +26,11 @@ export interface PageContext {
 function Nav({ ctx }: { ctx: PageContext }) {
   const viewer = ctx.viewer;
   if (!viewer) return null;
-  const links: [string, string][] = [['/', 'Dashboard'], ['/contacts', 'Contacts'], ['/inquiries', 'Inquiries']];
-  if (viewer.role === 'admin') links.push(['/users', 'Users']);
+  const links: [string, string][] = [
+    ['/', 'Dashboard'],
+    ...recordResources.filter((r) => r.nav && (r.access === 'agent' || viewer.role === 'admin'))
+      .map((r): [string, string] => [`/${r.name}`, r.name.charAt(0).toUpperCase() + r.name.slice(1)]),
+  ];
   const current = (href: string) => (href === '/' ? ctx.path === '/' : ctx.path.startsWith(href));
   return (
     <nav aria-label="Main">

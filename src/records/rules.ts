@@ -1,7 +1,9 @@
 // Rules a resource adds to the generic write path (the last admin may not be
 // demoted; a changed password ends sessions). They run inside the write's
-// transaction and may throw an AppError to refuse it.
+// transaction and may throw an AppError to refuse it. A resource carries its
+// own (resources/index.ts gives each resource its rules); there is no registry.
 import type { Executor, Row } from './repository.ts';
+import type { Resource } from '../schema/resource.ts';
 import type { Context } from './operations.ts';
 
 /** What a hook asks for once the write has committed: a message for the person, work that must not run inside the transaction (a mail). */
@@ -17,12 +19,5 @@ export interface RecordHooks {
   beforeDelete?(trx: Executor, ctx: Context, before: Row): Promise<void>;
 }
 
-const registry = new Map<string, RecordHooks>();
-
-export function registerHooks(resourceName: string, hooks: RecordHooks): void {
-  registry.set(resourceName, hooks);
-}
-
-export function hooksFor(resourceName: string): RecordHooks {
-  return registry.get(resourceName) ?? {};
-}
+/** The rules of a resource, typed for the write path. */
+export const rulesOf = (resource: Resource): RecordHooks => resource.rules as RecordHooks;
