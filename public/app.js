@@ -66,7 +66,9 @@
   function remember() { shown = controlsState(); }
   // The results shown answer the values sent, whatever was typed or chosen while they were on their way.
   document.addEventListener('htmx:beforeRequest', function (e) { if (e.detail.xhr) e.detail.xhr.leadbookControls = controlsState(); });
-  document.addEventListener('htmx:afterSettle', function (e) { shown = (e.detail.xhr && e.detail.xhr.leadbookControls) || controlsState(); });
+  // On the swap itself, not on settle (20 ms later): a Back within those 20 ms saved the new results with the
+  // controls of the step before (seen once in CI at 390 px).
+  document.addEventListener('htmx:afterSwap', function (e) { shown = (e.detail.xhr && e.detail.xhr.leadbookControls) || controlsState(); });
   document.addEventListener('htmx:historyRestore', remember);
   document.addEventListener('htmx:historyItemCreated', function (e) {
     var copy = document.createElement('template');

@@ -1,7 +1,7 @@
 // Field kinds. Each kind owns everything about a value of its type: its JSON
-// schema, its column on each dialect, how it is read from JSON, a query string
-// and a database row, and how it is written back. Adding a kind touches only
-// this file.
+// schema, its column on each dialect, how it is read from JSON, a form or CSV
+// cell, a query string and a database row, how it is written back, how a page
+// shows it and which control edits it. Adding a kind touches only this file.
 import { hashPassword, passwordProblems } from '../accounts/passwords.ts';
 import { type FormatName, formats } from './formats.ts';
 import { fail, ok, parseDateTime, parseIntegerInRange, parseText, type Parsed } from './values.ts';
@@ -22,6 +22,20 @@ export interface FieldShape {
 }
 
 export type JsonSchema = Record<string, unknown>;
+
+/** One of the few values a kind can hold (a boolean's Yes and No), as a form sends it and as JSON holds it. */
+export interface KindOption {
+  value: string;
+  label: string;
+  json: unknown;
+}
+
+/** A value as a page shows it; `datetime` marks an instant (the page's script shows it in the reader's time). */
+export interface Shown {
+  text: string;
+  datetime?: string;
+  dateOnly?: boolean;
+}
 
 export interface FieldKind {
   name: KindName;
@@ -44,7 +58,27 @@ export interface FieldKind {
   toDb(value: unknown, dialect: Dialect): unknown;
   /** Turns a checked value into what is stored, when that takes work (a password hash). */
   beforeStore?(value: unknown): Promise<unknown>;
+  /** What the text of a non-empty form control or CSV cell means as JSON input (unreadable text is passed on for
+   * `fromJson` to refuse by name). */
+  fromForm(raw: string): unknown;
+  /** The text an HTML control holds for a stored value. */
+  toInput(value: unknown): string;
+  /** A stored, non-null value as a page shows it. */
+  display(value: unknown, locale: string): Shown;
+  /** The only values there are: drawn as a choice among them and "Not set", filtered by a select, stepped through by a
+   * toggle on lists. */
+  options?: readonly KindOption[];
+  /** Holds an instant: can default to now, is filtered by a from–to range of dates. */
+  instant?: true;
+  /** Never read back: an empty box on an edit form keeps what is stored. */
+  writeOnly?: true;
+  /** The keyboard a phone offers. */
+  inputMode?: 'numeric';
 }
+
+const asText = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
+const plain = (value: unknown): Shown => ({ text: String(value) });
+const trimmed = (raw: string): string => raw.trim();
 
 const TEXT_OPS = FILTER_OPS;
 const ORDERED_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'null'] as const;
@@ -67,6 +101,9 @@ function textKind(name: 'string' | 'text', seedType: string, defaultInput: Input
     fromQuery: (raw, f) => parseText(raw, f.max!),
     fromDb: (raw) => raw,
     toDb: (value) => value,
+    fromForm: (raw) => raw,
+    toInput: asText,
+    display: plain,
   };
 }
 
@@ -84,6 +121,9 @@ const integer: FieldKind = {
   },
   fromDb: (raw) => (raw === null ? null : Number(raw)),
   toDb: (value) => value,
+  fromForm: (raw) => (/^\s*-?\d+\s*$/.test(raw) ? Number(raw.trim()) : raw),
+  toInput: asText,
+  display: plain,
 };
 
 // 64-bit values must survive exactly: they travel as BigInt inside the app,
@@ -105,6 +145,10 @@ const bigInteger: FieldKind = {
   fromQuery: (raw) => parseIntegerInRange(raw, INT64.min, INT64.max, true),
   fromDb: (raw) => (raw === null ? null : BigInt(raw as string | number | bigint)),
   toDb: (value, dialect) => (dialect === 'postgres' && typeof value === 'bigint' ? value.toString() : value),
+  fromForm: trimmed,
+  toInput: asText,
+  display: plain,
+  inputMode: 'numeric',
 };
 
 const boolean: FieldKind = {
@@ -119,6 +163,17 @@ const boolean: FieldKind = {
   },
   fromDb: (raw) => (raw === null ? null : raw === true || raw === 1 || raw === 1n),
   toDb: (value, dialect) => (dialect === 'sqlite' && typeof value === 'boolean' ? Number(value) : value),
+  options: [{ value: 'true', label: 'Yes', json: true }, { value: 'false', label: 'No', json: false }],
+  // A form's tri-state radio sends true/false/"" (a checkbox "on"), a CSV cell may say 1 or 0.
+  fromForm(raw) {
+    if (raw === '' || raw === 'null') return null;
+    if (raw === 'true' || raw === '1' || raw === 'on') return true;
+    if (raw === 'false' || raw === '0') return false;
+    return raw;
+  },
+  // A stored value, or what a form sent back.
+  toInput: (value) => (value === true || value === 'true' ? 'true' : value === false || value === 'false' ? 'false' : ''),
+  display: (value) => ({ text: value ? 'Yes' : 'No' }),
 };
 
 const dateTime: FieldKind = {
@@ -145,6 +200,18 @@ const dateTime: FieldKind = {
     return parsed.ok ? parsed.value : String(raw);
   },
   toDb: (value) => value,
+  instant: true,
+  fromForm: trimmed,
+  // A date input holds the day of the instant (UTC).
+  toInput: (value) => (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) ? value.slice(0, 10) : asText(value)),
+  display(value, locale) {
+    const date = new Date(String(value));
+    const dateOnly = String(value).endsWith('T00:00:00.000Z');
+    const text = dateOnly
+      ? date.toLocaleDateString(locale, { timeZone: 'UTC' })
+      : `${date.toLocaleString(locale, { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' })} UTC`;
+    return { text, datetime: String(value), dateOnly };
+  },
 };
 
 const CANONICAL_INSTANT = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
@@ -166,6 +233,10 @@ const password: FieldKind = {
   // '' is an invited account's "no password yet" (a default, never from a client: a password has 8 characters or
   // more), stored as it is so that no password matches it.
   beforeStore: async (value) => (value === '' ? '' : hashPassword(value as string)),
+  writeOnly: true,
+  fromForm: (raw) => raw,
+  toInput: () => '',
+  display: () => ({ text: '' }),
 };
 
 export const kinds = {

@@ -216,7 +216,7 @@ export function defineResource(decl: ResourceDecl): Resource {
     if (f.defaultNowWhen && !byName.has(f.defaultNowWhen)) {
       throw new Error(`resource ${decl.name}, field ${f.name}: defaultNowWhen names no field`);
     }
-    if (f.defaultNowWhen && f.kind.name !== 'dateTime') {
+    if (f.defaultNowWhen && !f.kind.instant) {
       throw new Error(`resource ${decl.name}, field ${f.name}: only a date-time can default to now`);
     }
   }

@@ -20,7 +20,7 @@ export function dashboardPage(database: Database) {
     app.get('/', async (request, reply) => {
       const ctx = contextOf(database, request);
       const me = String(request.user!.id);
-      const states = inquiry.visible.filter((f) => f.kind.name === 'boolean');
+      const states = inquiry.visible.filter((f) => f.kind.options);
       const [contacts, inquiries, byState, mine, latest] = await Promise.all([
         total(ctx, contact),
         total(ctx, inquiry),

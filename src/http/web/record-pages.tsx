@@ -36,12 +36,13 @@ export function listQueryOf(query: Query): Query {
   return out;
 }
 
-/** A date input shows only the day: sending back the day of the stored instant is not a change. */
-function withoutUnchangedDays(resource: Resource, input: Form, before: Form): Form {
+/** A control may show less than is stored (a date input, the day of an instant): sending back what it showed is not a
+ * change. */
+function withoutUnchanged(resource: Resource, input: Form, before: Form): Form {
   const out = { ...input };
   for (const [name, value] of Object.entries(input)) {
     const field = resource.field(name);
-    if (field?.kind.name === 'dateTime' && typeof value === 'string' && typeof before[name] === 'string' && (before[name] as string).slice(0, 10) === value) delete out[name];
+    if (field && typeof value === 'string' && before[name] != null && field.kind.toInput(before[name]) === value) delete out[name];
   }
   return out;
 }
@@ -157,7 +158,7 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       const form = (request.body ?? {}) as Form;
       const etag = typeof form._etag === 'string' ? form._etag : undefined;
       const current = await getRecord(ctxOf(request), resource, request.params.id);
-      const input = withDefaultDates(resource, withoutUnchangedDays(resource, formInput(resource, form), current.record), current.record);
+      const input = withDefaultDates(resource, withoutUnchanged(resource, formInput(resource, form), current.record), current.record);
       try {
         const { record } = await updateRecord(ctxOf(request), resource, request.params.id, input, etag);
         return redirectWith(reply, `${base}/${String(record.id)}`, { kind: 'success', text: 'Your changes were saved.' });
@@ -192,14 +193,17 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
     // Not set → Yes → No → Not set, for the tri-state fields of the list.
     app.post(`${base}/:id/cycle/:field`, csrf, async (request: FastifyRequest<{ Params: { id: string; field: string } }>, reply) => {
       const field = resource.field(request.params.field);
-      if (!field || field.kind.name !== 'boolean' || !field.fillable) throw new AppError(404, 'not_found', 'There is no such state to change.');
+      const options = field?.fillable ? field.kind.options : undefined;
+      if (!field || !options) throw new AppError(404, 'not_found', 'There is no such state to change.');
       const { record: before } = await getRecord(ctxOf(request), resource, request.params.id);
-      const value = before[field.name];
-      const next = value === null ? true : value === true ? false : null;
-      const { record } = await updateRecord(ctxOf(request), resource, request.params.id, { [field.name]: next });
+      // Not set, then each option in turn, then Not set again.
+      const steps = [null, ...options];
+      const at = steps.findIndex((o) => (o?.value ?? '') === field.kind.toInput(before[field.name]));
+      const next = steps[(at + 1) % steps.length] ?? null;
+      const { record } = await updateRecord(ctxOf(request), resource, request.params.id, { [field.name]: next ? next.json : null });
       if (request.headers['hx-request']) return sendFragment(reply, <StateToggle resource={resource} record={record} field={field} csrf={pageContext(request, reply).csrf} />);
       const back = request.headers.referer && new URL(request.headers.referer).pathname.startsWith(base) ? new URL(request.headers.referer).pathname + new URL(request.headers.referer).search : base;
-      return redirectWith(reply, back, { kind: 'success', text: `${field.label} of ${recordTitle(resource, record)} is now ${next === null ? 'not set' : next ? 'yes' : 'no'}.` });
+      return redirectWith(reply, back, { kind: 'success', text: `${field.label} of ${recordTitle(resource, record)} is now ${next ? next.label.toLowerCase() : 'not set'}.` });
     });
   };
 }

@@ -17,9 +17,7 @@ export function FieldError({ id, messages }: { id: string; messages?: string[] }
 
 /** The value as the form shows it: the typed text after a failed save, else the stored value. */
 export function shownValue(field: Field, value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (field.kind.name === 'dateTime' && typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value)) return value.slice(0, 10);
-  return String(value);
+  return field.kind.toInput(value);
 }
 
 /** The `type` of the <input> for each input kind; a new input kind does not compile until it has one. */
@@ -52,14 +50,13 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
   const described = [hint ? `${id}-hint` : '', errors?.length ? errorId : ''].filter(Boolean).join(' ') || undefined;
   const text = shownValue(field, value);
 
-  if (field.kind.name === 'boolean') {
-    const choice = value === true || value === 'true' ? 'true' : value === false || value === 'false' ? 'false' : '';
+  if (field.kind.options) {
     return (
       <fieldset class="field" aria-invalid={invalid} aria-describedby={described}>
         <legend>{field.label}</legend>
         <div class="tri">
-          {([['true', 'Yes'], ['false', 'No'], ['', 'Not set']] as const).map(([v, label]) => (
-            <label><input type="radio" name={field.name} value={v} checked={choice === v} /> {label}</label>
+          {[...field.kind.options, { value: '', label: 'Not set' }].map(({ value: v, label }) => (
+            <label><input type="radio" name={field.name} value={v} checked={text === v} /> {label}</label>
           ))}
         </div>
         <FieldError id={errorId} messages={errors} />
@@ -102,7 +99,7 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
         value={type === 'password' ? '' : text}
         required={required}
         autocomplete={AUTOCOMPLETE[field.input]}
-        inputMode={field.kind.name === 'bigInteger' ? 'numeric' : undefined}
+        inputMode={field.kind.inputMode}
         step={type === 'number' ? '1' : undefined}
         autoFocus={props.autoFocus}
         aria-invalid={invalid}

@@ -41,23 +41,17 @@ export const formFields = (resource: Resource) => resource.writable.filter((f) =
 export function Value({ field, value, choices, locale }: { field: Field; value: unknown; choices: Choices; locale: string }) {
   if (value === null || value === undefined || value === '') return <span class="muted">—</span>;
   if (field.target) return <>{choices.get(field.target.name)?.find((c) => c.id === String(value))?.title ?? `#${String(value)}`}</>;
-  if (field.kind.name === 'boolean') return <>{value ? 'Yes' : 'No'}</>;
-  if (field.kind.name === 'dateTime') {
-    const date = new Date(String(value));
-    const dateOnly = String(value).endsWith('T00:00:00.000Z');
-    const text = dateOnly
-      ? date.toLocaleDateString(locale, { timeZone: 'UTC' })
-      : `${date.toLocaleString(locale, { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' })} UTC`;
-    return <time datetime={String(value)} data-date-only={dateOnly ? 'true' : undefined}>{text}</time>;
-  }
-  const href = field.format && formats[field.format].href(String(value));
-  return href ? <a href={href}>{String(value)}</a> : <>{String(value)}</>;
+  const { text, datetime, dateOnly } = field.kind.display(value, locale);
+  if (datetime) return <time datetime={datetime} data-date-only={dateOnly ? 'true' : undefined}>{text}</time>;
+  const href = field.format && formats[field.format].href(text);
+  return href ? <a href={href}>{text}</a> : <>{text}</>;
 }
 
-/** A tri-state cell that cycles Not set → Yes → No → Not set when pressed. */
+/** A cell that steps through Not set and the kind's options (Not set → Yes → No → Not set) when pressed. */
 export function StateToggle({ resource, record, field, csrf }: { resource: Resource; record: Row; field: Field; csrf: string }) {
-  const value = record[field.name];
-  const [label, cls] = value === true ? ['Yes', 'badge-yes'] : value === false ? ['No', 'badge-no'] : ['Not set', 'badge-unset'];
+  const current = field.kind.toInput(record[field.name]);
+  const option = field.kind.options?.find((o) => o.value === current);
+  const [label, cls] = option ? [option.label, `badge-${option.label.toLowerCase()}`] : ['Not set', 'badge-unset'];
   const action = `/${resource.name}/${String(record.id)}/cycle/${field.name}`;
   return (
     <form method="post" action={action} class="inline" hx-post={action} hx-target="this" hx-swap="outerHTML">
@@ -113,11 +107,11 @@ function Filters({ resource, query, choices }: { resource: Resource; query: Quer
       <details class="more-filters" open={active > 0}>
         <summary>Filters{active ? ` (${active} set)` : ''}</summary>
         <div class="filters">
-          {fields.filter((f) => f.kind.name === 'boolean').map((f) => (
+          {fields.filter((f) => f.kind.options).map((f) => (
             <div class="field">
               <label for={`filter-${f.name}`}>{f.label}</label>
               <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
-                {[['', 'Any'], ['true', 'Yes'], ['false', 'No'], ['null', 'Not set']].map(([v, l]) => <option value={v} selected={String(filter[f.name] ?? '') === v}>{l}</option>)}
+                {[{ value: '', label: 'Any' }, ...f.kind.options!, { value: 'null', label: 'Not set' }].map(({ value: v, label: l }) => <option value={v} selected={String(filter[f.name] ?? '') === v}>{l}</option>)}
               </select>
             </div>
           ))}
@@ -140,7 +134,7 @@ function Filters({ resource, query, choices }: { resource: Resource; query: Quer
               </select>
             </div>
           ))}
-          {fields.filter((f) => f.kind.name === 'dateTime').map((f) => (
+          {fields.filter((f) => f.kind.instant).map((f) => (
             <>
               <div class="field">
                 <label for={`from-${f.name}`}>{f.label} from</label>
@@ -232,7 +226,7 @@ export function Results({ ctx, resource, result, query, choices, problem, id = '
                     <td class={f.kind.textual && (f.max ?? 0) > 100 ? 'cell-text' : 'cell-short'}>
                       {i === 0
                         ? <a href={`/${resource.name}/${String(record.id)}`}>{record[f.name] === null || record[f.name] === '' ? recordTitle(resource, record) : String(record[f.name])}</a>
-                        : f.kind.name === 'boolean' && f.fillable
+                        : f.kind.options && f.fillable
                           ? <StateToggle resource={resource} record={record} field={f} csrf={ctx.csrf} />
                           : <Value field={f} value={record[f.name]} choices={choices} locale={ctx.locale} />}
                     </td>
@@ -356,7 +350,7 @@ export function RecordForm({ ctx, resource, record, values, errors, etag, choice
         {etag ? <input type="hidden" name="_etag" value={etag} /> : null}
         <div class="form-grid">
           {formFields(resource).map((f, i) => (
-            <FieldInput field={f} value={values[f.name]} errors={errors?.[f.name]} choices={choices} autoFocus={i === 0 && !errors} optionalPassword={editing && f.kind.name === 'password'} />
+            <FieldInput field={f} value={values[f.name]} errors={errors?.[f.name]} choices={choices} autoFocus={i === 0 && !errors} optionalPassword={editing && f.kind.writeOnly} />
           ))}
         </div>
         <div class="actions">
