@@ -41,6 +41,10 @@ export interface FieldKind {
   name: KindName;
   /** The seed's name for the type. */
   seedType: string;
+  /** The seed's (Laravel's) rules for a value of this kind, as it writes them. */
+  seedRules(max: number | undefined): string[];
+  /** The length a field of this kind has when its declaration gives none. */
+  defaultMax?: number;
   defaultInput: InputKind;
   /** Matched by substring in `search` and `contains`. */
   textual: boolean;
@@ -74,6 +78,9 @@ export interface FieldKind {
   writeOnly?: true;
   /** The keyboard a phone offers. */
   inputMode?: 'numeric';
+  /** A valid JSON input, the n-th of its kind, carrying `tag` where the kind can (for tests and fake data that must
+   * recognise a value). */
+  sample(field: FieldShape, n: number, tag: string): unknown;
 }
 
 const asText = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
@@ -87,9 +94,11 @@ const BOOLEAN_OPS = ['eq', 'ne', 'in', 'null'] as const;
 const INT32 = { min: -(2n ** 31n), max: 2n ** 31n - 1n };
 const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
 
-function textKind(name: 'string' | 'text', seedType: string, defaultInput: InputKind): FieldKind {
+const lengthRules = (max: number | undefined) => ['string', `max:${max}`];
+
+function textKind(name: 'string' | 'text', seedType: string, defaultInput: InputKind, defaultMax?: number): FieldKind {
   return {
-    name, seedType, defaultInput, textual: true, integral: false, operators: TEXT_OPS,
+    name, seedType, defaultInput, textual: true, integral: false, operators: TEXT_OPS, seedRules: lengthRules, defaultMax,
     schema: (f) => ({ type: 'string', maxLength: f.max, ...(f.choices ? { enum: f.choices } : {}), ...(f.format && formats[f.format].schemaFormat ? { format: formats[f.format].schemaFormat } : {}) }),
     column: (f) => (name === 'string' ? `varchar(${f.max})` : 'text'),
     fromJson: (raw, f) => {
@@ -104,11 +113,16 @@ function textKind(name: 'string' | 'text', seedType: string, defaultInput: Input
     fromForm: (raw) => raw,
     toInput: asText,
     display: plain,
+    sample(f, n, tag) {
+      if (f.choices) return f.choices[n % f.choices.length];
+      if (f.format) return formats[f.format].samples.valid[n % formats[f.format].samples.valid.length];
+      return [...`${tag} Zoë ✓ ${'x'.repeat(n % 40)}`].slice(0, f.max).join('').trim();
+    },
   };
 }
 
 const integer: FieldKind = {
-  name: 'integer', seedType: 'integer', defaultInput: 'number', textual: false, integral: true, operators: ORDERED_OPS,
+  name: 'integer', seedType: 'integer', defaultInput: 'number', textual: false, integral: true, operators: ORDERED_OPS, seedRules: () => [],
   schema: () => ({ type: 'integer', format: 'int32', minimum: Number(INT32.min), maximum: Number(INT32.max) }),
   column: () => 'integer',
   fromJson(raw) {
@@ -124,12 +138,13 @@ const integer: FieldKind = {
   fromForm: (raw) => (/^\s*-?\d+\s*$/.test(raw) ? Number(raw.trim()) : raw),
   toInput: asText,
   display: plain,
+  sample: (_f, n) => n % 100_000,
 };
 
 // 64-bit values must survive exactly: they travel as BigInt inside the app,
 // as a digit string to PostgreSQL and as a BigInt to SQLite.
 const bigInteger: FieldKind = {
-  name: 'bigInteger', seedType: 'big integer', defaultInput: 'number', textual: false, integral: true, operators: ORDERED_OPS,
+  name: 'bigInteger', seedType: 'big integer', defaultInput: 'number', textual: false, integral: true, operators: ORDERED_OPS, seedRules: () => [],
   schema: () => ({ type: 'integer', format: 'int64' }),
   inputSchema: () => ({
     anyOf: [
@@ -149,10 +164,13 @@ const bigInteger: FieldKind = {
   toInput: asText,
   display: plain,
   inputMode: 'numeric',
+  // Past 2^53: a value a JSON number would round.
+  sample: (_f, n) => 2n ** 53n + BigInt(n),
 };
 
 const boolean: FieldKind = {
   name: 'boolean', seedType: 'boolean', defaultInput: 'checkbox', textual: false, integral: false, operators: BOOLEAN_OPS,
+  seedRules: () => ['boolean'],
   schema: () => ({ type: 'boolean' }),
   column: () => 'boolean',
   fromJson: (raw) => (typeof raw === 'boolean' ? ok(raw) : fail('must be true, false or null')),
@@ -174,10 +192,11 @@ const boolean: FieldKind = {
   // A stored value, or what a form sent back.
   toInput: (value) => (value === true || value === 'true' ? 'true' : value === false || value === 'false' ? 'false' : ''),
   display: (value) => ({ text: value ? 'Yes' : 'No' }),
+  sample: (_f, n) => n % 2 === 0,
 };
 
 const dateTime: FieldKind = {
-  name: 'dateTime', seedType: 'date-time', defaultInput: 'date', textual: false, integral: false, operators: ORDERED_OPS,
+  name: 'dateTime', seedType: 'date-time', defaultInput: 'date', textual: false, integral: false, operators: ORDERED_OPS, seedRules: () => [],
   schema: () => ({ type: 'string', format: 'date-time' }),
   inputSchema: () => ({
     anyOf: [
@@ -212,6 +231,7 @@ const dateTime: FieldKind = {
       : `${date.toLocaleString(locale, { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' })} UTC`;
     return { text, datetime: String(value), dateOnly };
   },
+  sample: (_f, n) => new Date(Date.UTC(2026, 0, 1 + (n % 300), n % 24, n % 60)).toISOString(),
 };
 
 const CANONICAL_INSTANT = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
@@ -219,7 +239,7 @@ const CANONICAL_INSTANT = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|
 // Written only, never read back: checked exactly as sent (no trimming), then
 // hashed before it is stored.
 const password: FieldKind = {
-  name: 'password', seedType: 'string', defaultInput: 'password', textual: false, integral: false, operators: [],
+  name: 'password', seedType: 'string', defaultInput: 'password', textual: false, integral: false, operators: [], seedRules: lengthRules,
   schema: (f) => ({ type: 'string', minLength: 8, maxLength: f.max, writeOnly: true }),
   column: (f) => `varchar(${f.max})`,
   fromJson(raw) {
@@ -237,11 +257,12 @@ const password: FieldKind = {
   fromForm: (raw) => raw,
   toInput: () => '',
   display: () => ({ text: '' }),
+  sample: (_f, _n, tag) => `${tag} correct horse battery staple`,
 };
 
 export const kinds = {
   string: textKind('string', 'string', 'text'),
-  text: textKind('text', 'text', 'textarea'),
+  text: textKind('text', 'text', 'textarea', 65535),
   integer,
   bigInteger,
   boolean,

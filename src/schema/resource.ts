@@ -158,7 +158,7 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
   if (!NAME.test(name)) throw new Error(`${where}: a field name is lower_snake_case`);
   const kind = kinds[decl.kind];
   if (!kind) throw new Error(`${where}: unknown kind ${String(decl.kind)}`);
-  const max = decl.max ?? (decl.kind === 'text' ? 65535 : undefined);
+  const max = decl.max ?? kind.defaultMax;
   if (kind.textual && !(Number.isInteger(max) && max! > 0)) throw new Error(`${where}: a text field needs a positive max`);
   const system = Boolean(decl.primary || decl.timestamp);
   if (decl.choices && decl.default !== undefined && !decl.choices.includes(decl.default as string)) {
@@ -169,10 +169,9 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
   const nullable = decl.nullable ?? (!required && !decl.primary);
   // `sometimes`, as Laravel says it: may be left out, but not set to null.
   const rules = system && decl.primary ? [] : [required ? 'required' : nullable ? 'nullable' : 'sometimes'];
-  if ((kind.textual || decl.kind === 'password') && !system) rules.push('string', `max:${max}`);
+  if (!system) rules.push(...kind.seedRules(max));
   const format = decl.format && formats[decl.format];
   if (format?.rule) rules.push(format.rule);
-  if (decl.kind === 'boolean') rules.push('boolean');
   return {
     name,
     kind,

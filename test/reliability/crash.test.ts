@@ -4,13 +4,19 @@
 // values, and a write that was in flight is there wholly or not at all.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { recordResources, user } from '../../src/resources/index.ts';
+import type { Resource } from '../../src/schema/resource.ts';
 import { DIALECTS, freshDatabase } from '../helpers/database.ts';
+import { inDependencyOrder, sampleInput } from '../helpers/samples.ts';
 import { type Api, api, countOf, envOf, random, recordsById, type Running, SOAK, seedOf, signUpAdmin, sleep, type Warm, warmServer } from './helpers/served.ts';
 
 const ROUNDS = SOAK ? 100 : 10;
-const WRITERS = 4;
-const RESOURCES = ['contacts', 'inquiries'] as const;
-type ResourceName = (typeof RESOURCES)[number];
+// Every record resource, derived from the declarations (accounts are written through their own doors, tested by the
+// accounts suites); a writer per resource at least.
+const RESOURCES = inDependencyOrder(recordResources.filter((r) => r !== user)).map((r) => r.name);
+const WRITERS = Math.max(4, RESOURCES.length);
+type ResourceName = string;
+const declared = (name: ResourceName): Resource => recordResources.find((r) => r.name === name)!;
 
 interface Write {
   kind: 'create' | 'patch';
@@ -21,28 +27,17 @@ interface Write {
 }
 
 const keyOf = (resource: string, id: unknown) => `${resource}/${String(id)}`;
-const BIG = 2n ** 53n;
 
-/** A whole record's worth of fields, each value tagged so a stray one is recognised. */
-function createBody(resource: ResourceName, tag: string, n: number, adminId: number | bigint): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    name: `${tag} Zoë`, email: `${tag}@example.com`, phone: `+1 555 ${n}`, occupation: `occ ${tag}`,
-    address: `${n} Main St ✓`, country: 'NL', city: `city ${tag}`, service_id: n % 1000, source_id: (n * 7) % 1000,
-    detail: `detail ${tag} — ${'x'.repeat(n % 200)}`, budget: `${n} EUR`,
-  };
-  if (resource === 'inquiries') {
-    Object.assign(body, {
-      inquiry_country: `IC ${tag}`, inquiry_status: n % 2 === 0, status: [true, false, null][n % 3], inquiry_type: n % 5 === 0 ? null : true,
-      assigned_to: adminId, ticket_id: BIG + BigInt(n), ticket_date: new Date(Date.UTC(2026, 0, 1 + (n % 300))).toISOString(),
-    });
-  }
-  return body;
-}
+/** References name the admin, or the first record of another resource (written before the rounds). */
+type Anchors = Map<Resource, unknown>;
 
-/** Several fields at once, all tagged with the same request. */
-function patchBody(resource: ResourceName, tag: string, n: number): Record<string, unknown> {
-  const body: Record<string, unknown> = { phone: `patched ${tag}`, city: `pcity ${tag}`, detail: `pdetail ${tag}`, budget: `${n} USD`, service_id: n % 100_000 };
-  if (resource === 'inquiries') Object.assign(body, { ticket_id: BIG * 2n + BigInt(n), status: [false, null, true][n % 3], inquiry_country: `PIC ${tag}` });
+/** A whole record's worth of fields, each text tagged so a stray one is recognised (derived from the declaration). */
+const createBody = (resource: ResourceName, tag: string, n: number, anchors: Anchors) =>
+  sampleInput(declared(resource), n, tag, (target) => anchors.get(target));
+
+/** Every writable field but the title (the in-flight create is found by its title), all tagged with the same request. */
+function patchBody(resource: ResourceName, tag: string, n: number, anchors: Anchors): Record<string, unknown> {
+  const { [declared(resource).title.name]: _title, ...body } = createBody(resource, `p${tag}`, n + 1, anchors);
   return body;
 }
 
@@ -87,7 +82,15 @@ for (const dialect of DIALECTS) {
         /** The acknowledged state of every record, and its ETag when the acknowledgement is the latest word. */
         const expected = new Map<string, Record<string, unknown>>();
         const etags = new Map<string, string>();
-        const totals: Record<ResourceName, number> = { contacts: 0, inquiries: 0 };
+        const totals: Record<ResourceName, number> = Object.fromEntries(RESOURCES.map((r) => [r, 0]));
+        const anchors: Anchors = new Map([[user, admin.id]]);
+        for (const [i, resource] of RESOURCES.entries()) {
+          const created = await api(server.url, admin.token).request('POST', `/api/v1/${resource}`, { json: createBody(resource, `anchor${i}`, i, anchors) });
+          assert.equal(created.status, 201, created.text);
+          anchors.set(declared(resource), created.body.data.id);
+          expected.set(keyOf(resource, created.body.data.id), created.body.data);
+          totals[resource] = (totals[resource] ?? 0) + 1;
+        }
         const owned: string[][] = Array.from({ length: WRITERS }, () => []);
         const failures: string[] = [];
         let n = 0;
@@ -100,13 +103,13 @@ for (const dialect of DIALECTS) {
           const touched = new Set<string>();
           let stopped = false;
           const writer = async (w: number) => {
-            const resource = RESOURCES[w % 2]!;
+            const resource = RESOURCES[w % RESOURCES.length]!;
             while (!stopped) {
               const mine = owned[w]!;
               const tag = `r${round}w${w}n${++n}`;
               const write: Write = mine.length && rand() < 0.5
-                ? { kind: 'patch', resource, id: mine[Math.floor(rand() * mine.length)]!, body: patchBody(resource, tag, n) }
-                : { kind: 'create', resource, body: createBody(resource, tag, n, admin.id) };
+                ? { kind: 'patch', resource, id: mine[Math.floor(rand() * mine.length)]!, body: patchBody(resource, tag, n, anchors) }
+                : { kind: 'create', resource, body: createBody(resource, tag, n, anchors) };
               inFlight[w] = write;
               let answer;
               try {
@@ -129,7 +132,7 @@ for (const dialect of DIALECTS) {
               touched.add(key);
               if (write.kind === 'create') {
                 mine.push(String(record.id));
-                totals[resource]++;
+                totals[resource] = (totals[resource] ?? 0) + 1;
                 stats.creates++;
               } else stats.patches++;
             }
@@ -148,8 +151,9 @@ for (const dialect of DIALECTS) {
             if (!write) continue;
             stats.inFlight++;
             if (write.kind === 'create') {
-              const name = String(write.body.name);
-              const found = await after.get(`/api/v1/${write.resource}?filter[name]=${encodeURIComponent(name)}`);
+              const title = declared(write.resource).title.name;
+              const name = String(write.body[title]);
+              const found = await after.get(`/api/v1/${write.resource}?filter[${title}]=${encodeURIComponent(name)}`);
               assert.equal(found.status, 200, found.text);
               const rows = found.body.data as Record<string, unknown>[];
               if (rows.length > 1) problems.push(`in-flight create ${name} is there ${rows.length} times`);
@@ -159,7 +163,7 @@ for (const dialect of DIALECTS) {
                 expected.set(key, rows[0]!);
                 etags.delete(key);
                 touched.add(key);
-                totals[write.resource]++;
+                totals[write.resource] = (totals[write.resource] ?? 0) + 1;
                 stats.inFlightApplied++;
               }
             } else {

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import type { Database } from '../../../src/db/connection.ts';
+import { resources } from '../../../src/resources/index.ts';
 
 // ---------------------------------------------------------------- the OpenAPI document
 
@@ -450,25 +451,26 @@ export function describe(request: FuzzRequest): string {
 
 // ---------------------------------------------------------------- the database digest
 
-export const DIGESTED_TABLES = ['contacts', 'inquiries', 'users'] as const;
-export type Digest = Record<(typeof DIGESTED_TABLES)[number], Map<string, string>>;
+/** The table of every declared resource. */
+export const DIGESTED_TABLES = resources.map((r) => r.table);
+export type Digest = Record<string, Map<string, string>>;
 
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v instanceof Date ? v.toISOString() : Buffer.isBuffer(v) ? v.toString('base64') : v));
 
-/** Every row of contacts, inquiries and users, as id → hash of the whole row, read through the test's own connection. */
+/** Every row of every resource's table, as id → hash of the whole row, read through the test's own connection. */
 export async function digestOf(database: Database): Promise<Digest> {
   const out = Object.fromEntries(DIGESTED_TABLES.map((t) => [t, new Map<string, string>()])) as Digest;
   if (database.dialect === 'postgres') {
     // One round trip; PostgreSQL hashes each whole row (its text form) itself.
     const union = DIGESTED_TABLES.map((t) => `select '${t}' as tbl, id::text as id, md5(r::text) as hash from ${t} r`).join(' union all ');
-    const { rows } = await sql.raw<{ tbl: (typeof DIGESTED_TABLES)[number]; id: string; hash: string }>(union).execute(database.db);
-    for (const row of rows) out[row.tbl].set(row.id, row.hash);
+    const { rows } = await sql.raw<{ tbl: string; id: string; hash: string }>(union).execute(database.db);
+    for (const row of rows) out[row.tbl]!.set(row.id, row.hash);
     return out;
   }
   for (const table of DIGESTED_TABLES) {
     const rows = await database.db.selectFrom(table).selectAll().execute();
-    for (const row of rows) out[table].set(String(row.id), createHash('sha256').update(canonical(row)).digest('hex'));
+    for (const row of rows) out[table]!.set(String(row.id), createHash('sha256').update(canonical(row)).digest('hex'));
   }
   return out;
 }
@@ -477,12 +479,12 @@ export async function digestOf(database: Database): Promise<Digest> {
 export function digestChanges(before: Digest, after: Digest): string[] {
   const changes: string[] = [];
   for (const table of DIGESTED_TABLES) {
-    for (const [id, hash] of before[table]) {
-      const now = after[table].get(id);
+    for (const [id, hash] of before[table]!) {
+      const now = after[table]!.get(id);
       if (now === undefined) changes.push(`${table} #${id} deleted`);
       else if (now !== hash) changes.push(`${table} #${id} changed`);
     }
-    for (const id of after[table].keys()) if (!before[table].has(id)) changes.push(`${table} #${id} added`);
+    for (const id of after[table]!.keys()) if (!before[table]!.has(id)) changes.push(`${table} #${id} added`);
   }
   return changes;
 }
