@@ -13,12 +13,23 @@ import { migrateToLatest } from '../../src/db/migrate.ts';
 import { DIALECTS, freshDatabase, type FreshDatabase } from '../helpers/database.ts';
 import { backupDatabase, restoreDatabase } from '../../src/cli/backup.ts';
 import { loadConfig } from '../../src/config.ts';
-import { resources } from '../../src/resources/index.ts';
+import { recordResources, resources, user } from '../../src/resources/index.ts';
+import type { Field, Resource } from '../../src/schema/resource.ts';
+import { inDependencyOrder, sampleInput } from '../helpers/samples.ts';
 import { type Api, api, envOf, type Running, signUpAdmin, SOAK, type Warm, type WarmCommand, warmCommand, warmServer } from './helpers/served.ts';
 
 const ROUNDS = SOAK ? 10 : 1;
-const SEEDED = { contacts: 600, inquiries: 300 };
 const TABLES = resources.map((r) => r.table);
+// Every record resource, from the declarations (the accounts: the admin the suite signs up); a new one is covered
+// without edits. Each write stamps its sequence number into a plain text field of the record.
+const WRITTEN = inDependencyOrder(recordResources.filter((r) => r !== user));
+const SEEDED = new Map(WRITTEN.map((r, i) => [r, i === 0 ? 600 : 300]));
+const stampOf = (resource: Resource): Field => {
+  const field = resource.writable.find((f) => f.kind.textual && !f.format && !f.choices && f !== resource.title && (f.max ?? 0) >= 20);
+  if (!field) throw new Error(`${resource.name} has no plain text field to stamp writes into`);
+  return field;
+};
+const restoredCounts = new RegExp(`^Restored .*: ${TABLES.map((t) => (t === user.table ? `1 ${t}` : `\\d+ ${t}`)).join(', ')}\\.`);
 // The same key for the source and every restored copy: a backup holds the data, not DATA_DIR/app.key.
 const APP_KEY = Buffer.alloc(32, 7).toString('base64');
 
@@ -28,14 +39,20 @@ async function seed(options: DatabaseOptions): Promise<void> {
   try {
     await migrateToLatest(database.db);
     const now = new Date().toISOString();
-    const stamp = database.dialect === 'postgres' ? new Date(now) : now;
-    for (const [table, count] of Object.entries(SEEDED)) {
-      for (let start = 0; start < count; start += 500) {
-        const rows = Array.from({ length: Math.min(500, count - start) }, (_, i) => ({
-          name: `${table} seed ${start + i}`, city: `City ${(start + i) % 50}`, detail: 'seed', created_at: stamp, updated_at: stamp,
-          ...(table === 'inquiries' ? { ticket_id: String(2n ** 62n + BigInt(start + i)), status: database.dialect === 'postgres' ? i % 2 === 0 : Number(i % 2 === 0) } : {}),
-        }));
-        await database.db.insertInto(table).values(rows).execute();
+    for (const [resource, count] of SEEDED) {
+      for (let start = 0; start < count; start += 200) {
+        const rows = Array.from({ length: Math.min(200, count - start) }, (_, i) => {
+          // Declared sample values; references to the first record of an earlier resource (there are no users yet).
+          const input = sampleInput(resource, start + i, `seed${start + i}`, (target) => (target === user ? undefined : 1));
+          const row: Record<string, unknown> = { ...input, [stampOf(resource).name]: 'seed' };
+          for (const f of resource.fields) if (f.timestamp) row[f.name] = now;
+          return Object.fromEntries(Object.entries(row).map(([name, value]) => {
+            const kind = resource.field(name)!.kind;
+            const stored = kind.toDb(value, database.dialect);
+            return [name, database.dialect === 'postgres' && kind.instant && typeof stored === 'string' ? new Date(stored) : stored];
+          }));
+        });
+        await database.db.insertInto(resource.table).values(rows).execute();
       }
     }
   } finally {
@@ -78,7 +95,8 @@ async function everything(client: Api, resource: string): Promise<Map<string, Re
 interface Write { seq: number; resource: string; id: string; record: Record<string, unknown> }
 
 const configOf = (fresh: FreshDatabase) => loadConfig(envOf(fresh, { APP_KEY }));
-const seqOf = (record: Record<string, unknown>) => Number(/^w(\d+)$/.exec(String(record.detail))?.[1] ?? 0);
+const seqOf = (resource: Resource, record: Record<string, unknown>) => Number(/^w(\d+)$/.exec(String(record[stampOf(resource).name]))?.[1] ?? 0);
+const everyResource = async (client: Api) => new Map(await Promise.all(WRITTEN.map(async (r) => [r, await everything(client, r.name)] as const)));
 const bigJson = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
 
 for (const dialect of DIALECTS) {
@@ -99,9 +117,10 @@ for (const dialect of DIALECTS) {
         servers.push(server);
         const admin = await signUpAdmin(server.url);
         const client = api(server.url, admin.token);
-        const initial = { contacts: await everything(client, 'contacts'), inquiries: await everything(client, 'inquiries') };
+        const initial = await everyResource(client);
         const history: Write[] = [];
-        const ids = { contacts: [...initial.contacts.keys()], inquiries: [...initial.inquiries.keys()] };
+        const ids = new Map([...initial].map(([r, records]) => [r, [...records.keys()]]));
+        const firstOf = (target: Resource) => (target === user ? admin.id : ids.get(target)?.[0]);
         let seq = 0;
 
         for (let round = 1; round <= ROUNDS; round++) {
@@ -117,17 +136,17 @@ for (const dialect of DIALECTS) {
           const writer = (async () => {
             while (writing) {
               const s = ++seq;
-              const resource = s % 2 ? 'contacts' : 'inquiries';
-              const list = ids[resource];
+              const resource = WRITTEN[s % WRITTEN.length]!;
+              const list = ids.get(resource)!;
               const create = s % 3 === 0;
-              const body = { detail: `w${s}`, city: `city ${s}`, budget: `${s} EUR`, ...(create ? { name: `${resource} write ${s}` } : {}) };
+              const stamp = { [stampOf(resource).name]: `w${s}` };
               const answer = create
-                ? await client.request('POST', `/api/v1/${resource}`, { json: body })
-                : await client.request('PATCH', `/api/v1/${resource}/${list[(s * 7919) % list.length]}`, { json: body });
+                ? await client.request('POST', `/api/v1/${resource.name}`, { json: { ...sampleInput(resource, s, `write${s}`, firstOf), ...stamp } })
+                : await client.request('PATCH', `/api/v1/${resource.name}/${list[(s * 7919) % list.length]}`, { json: stamp });
               assert.equal(answer.status, create ? 201 : 200, answer.text);
               const id = String(answer.body.data.id);
               if (create) list.push(id);
-              history.push({ seq: s, resource, id, record: answer.body.data });
+              history.push({ seq: s, resource: resource.name, id, record: answer.body.data });
             }
           })();
           while (history.length < 20 * round) await new Promise((r) => setTimeout(r, 10));
@@ -149,7 +168,7 @@ for (const dialect of DIALECTS) {
           assert.match(await backupDatabase(configOf(source), still), /^Backed up /);
           stats.backups++;
           for (const [file, copy] of [[still, copyStill], [during, copyDuring]] as const) {
-            assert.match(await restoreDatabase(configOf(copy), file), /^Restored .*: \d+ contacts, \d+ inquiries, 1 users\./);
+            assert.match(await restoreDatabase(configOf(copy), file), restoredCounts);
           }
           stats.restores += 2;
           assert.deepEqual(await fingerprint(copyStill.options), await fingerprint(source.options), 'the restored backup has the same counts and row checksums as the source');
@@ -158,17 +177,17 @@ for (const dialect of DIALECTS) {
           const restoredServer = await (await restoredWarm).start();
           servers.push(restoredServer);
           const readBack = api(restoredServer.url, admin.token);
-          const snapshot = { contacts: await everything(readBack, 'contacts'), inquiries: await everything(readBack, 'inquiries') };
-          const m = Math.max(0, ...[...snapshot.contacts.values(), ...snapshot.inquiries.values()].map(seqOf));
+          const snapshot = await everyResource(readBack);
+          const m = Math.max(0, ...[...snapshot].flatMap(([r, records]) => [...records.values()].map((record) => seqOf(r, record))));
           assert.ok(m >= before - 1 && m <= afterBackup, `the snapshot is of a moment while the backup ran: after write ${m}, the backup ran from ${before} to ${afterBackup}`);
           stats.writesDuringBackup += afterBackup - before;
-          for (const resource of ['contacts', 'inquiries'] as const) {
-            const expected = new Map(initial[resource]);
-            for (const w of history) if (w.resource === resource && w.seq <= m) expected.set(w.id, w.record);
-            const got = snapshot[resource];
+          for (const resource of WRITTEN) {
+            const expected = new Map(initial.get(resource));
+            for (const w of history) if (w.resource === resource.name && w.seq <= m) expected.set(w.id, w.record);
+            const got = snapshot.get(resource)!;
             const wrong = [...new Set([...expected.keys(), ...got.keys()])].filter((id) => bigJson(got.get(id)) !== bigJson(expected.get(id)));
             stats.lost += wrong.length;
-            assert.deepEqual(wrong.slice(0, 10), [], `${resource} in the backup are exactly the state after write ${m} (${wrong.length} differ)`);
+            assert.deepEqual(wrong.slice(0, 10), [], `${resource.name} in the backup are exactly the state after write ${m} (${wrong.length} differ)`);
           }
           await restoredServer.kill('SIGTERM');
           stats.rounds++;
@@ -188,7 +207,7 @@ for (const dialect of DIALECTS) {
           const other = new SQLite(otherSqlite);
           other.exec('create table notes (x)');
           other.close();
-          await assert.rejects(restoreDatabase(configOf(source), otherSqlite), /is not a Leadbook backup: it has no leadbook_migrations, contacts, inquiries, users tables/);
+          await assert.rejects(restoreDatabase(configOf(source), otherSqlite), { message: new RegExp(`is not a Leadbook backup: it has no leadbook_migrations, ${TABLES.join(', ')} tables`) });
           await assert.rejects(restoreDatabase(configOf(source), path.join(source.options.dataDir, 'still-1.backup')), /is in use: stop every `leadbook serve`/, 'a restore under a running app is refused');
         }
         assert.deepEqual(await fingerprint(source.options), print, 'a refused restore changes nothing');
