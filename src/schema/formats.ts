@@ -17,6 +17,8 @@ export interface Format {
   /** Where the value links to when shown; none for a value that is not safe to link. */
   href(value: string): string | undefined;
   samples: { valid: readonly string[]; invalid: readonly string[] };
+  /** A valid value that carries `tag` (letters and digits), for tests and fake data that must recognise it. */
+  tagged(tag: string): string;
 }
 
 // The WHATWG definition of a valid e-mail address (what <input type=email> accepts).
@@ -36,6 +38,7 @@ const email: Format = {
   parse: (text) => (EMAIL.test(text) ? ok(text) : fail('must be a valid email address')),
   href: (value) => (EMAIL.test(value) ? `mailto:${value}` : undefined),
   samples: { valid: ['ada@example.org', 'o.brien+leads@mail.example.com'], invalid: ['not an email', 'ada@', '@example.org'] },
+  tagged: (tag) => `${tag}@example.org`,
 };
 
 const uri: Format = {
@@ -45,6 +48,7 @@ const uri: Format = {
   parse: (text) => (webUrl(text) ? ok(text) : fail('must be a valid URL starting with http:// or https://')),
   href: (value) => webUrl(value)?.href,
   samples: { valid: ['https://example.org', 'http://solar.example/path?q=1'], invalid: ['not a url', 'javascript:alert(1)', 'example.org'] },
+  tagged: (tag) => `https://example.org/${tag}`,
 };
 
 // Any text a person writes for a phone number is kept as written; shown, it dials.
@@ -56,6 +60,7 @@ const phone: Format = {
     return digits.replace('+', '').length >= 3 ? `tel:${digits}` : undefined;
   },
   samples: { valid: ['+44 20 7946 0958', '(555) 010-0199'], invalid: [] },
+  tagged: (tag) => `+1 555 0100 ${tag}`,
 };
 
 export const formats: Record<FormatName, Format> = { email, uri, phone };

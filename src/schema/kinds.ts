@@ -115,7 +115,7 @@ function textKind(name: 'string' | 'text', seedType: string, defaultInput: Input
     display: plain,
     sample(f, n, tag) {
       if (f.choices) return f.choices[n % f.choices.length];
-      if (f.format) return formats[f.format].samples.valid[n % formats[f.format].samples.valid.length];
+      if (f.format) return formats[f.format].tagged(tag);
       return [...`${tag} Zoë ✓ ${'x'.repeat(n % 40)}`].slice(0, f.max).join('').trim();
     },
   };
