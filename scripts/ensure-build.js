@@ -113,6 +113,9 @@ export function ensureBuild({ force = false } = {}) {
     } catch {
       throw new Error('dist/ is missing or older than src/, and TypeScript is not installed to build it: run `npm install` (with dev dependencies)');
     }
+    // tsc's incremental record says what it emitted, not what is still there: with
+    // part of dist/ gone (or when asked to), build from scratch.
+    if (force || !fs.existsSync(path.join(DIST, 'cli', 'main.js'))) fs.rmSync(path.join(DIST, '.tsbuildinfo'), { force: true });
     process.stderr.write('leadbook: compiling src/ to dist/ (tsc -p tsconfig.build.json)…\n');
     const result = spawnSync(process.execPath, [tsc, '-p', CONFIG], { cwd: ROOT, stdio: ['ignore', 2, 2] });
     if (result.status !== 0) throw new Error(`the build failed (tsc exited with ${result.status ?? result.signal}); see the errors above`);
