@@ -1,8 +1,10 @@
-// npm run bench:startup [-- --runs N] [--idle S]
+// npm run bench:startup [-- --runs N] [--idle S] [--start-runs M]
 //
 // What `npm start` costs, before and after the compiled build: the time from
-// spawning `leadbook serve` to the first 200 from /healthz, and the process's
-// resident memory (VmRSS) S seconds (default 30) after it was spawned, idle.
+// spawning `leadbook serve` to the first 200 from /healthz (and the CPU time
+// the process spent until then, which a busy shared machine disturbs less),
+// and the process's resident memory (VmRSS) S seconds (default 30) after it
+// was spawned, idle. M more rounds (default 10) measure the start only.
 //   tsx:      bench/tsx-bin.js serve, the old bin (src/ through tsx's loader)
 //   compiled: bin/leadbook.js serve, the bin of today (its check that dist/ is
 //             current, then dist/cli/main.js)
@@ -19,8 +21,10 @@ import { parseArgs } from 'node:util';
 import { ROOT, procStatusKb, startServer } from './processes.ts';
 import { fmt, table, writeSection } from './results.ts';
 
-const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '30' } } });
+const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '30' }, 'start-runs': { type: 'string', default: '10' } } });
 const runs = Number(argv.runs);
+const startRuns = Number(argv['start-runs']);
+if (!Number.isInteger(startRuns) || startRuns < 0) throw new Error('--start-runs must be a whole number');
 const idleSeconds = Number(argv.idle);
 if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs must be a whole number from 1');
 if (!(idleSeconds > 0)) throw new Error('--idle must be a number of seconds');
@@ -40,9 +44,16 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-interface Sample { readyMs: number; rssMb: number }
+interface Sample { readyMs: number; cpuMs: number; rssMb?: number }
 
-async function measure(variant: Variant, n: number): Promise<Sample> {
+/** The CPU time (user + system, every thread) a process has spent, in ms. */
+function cpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in ticks of 1/100 s
+}
+
+async function measure(variant: Variant, n: number, idle = true): Promise<Sample> {
   const dataDir = path.join(DATA_ROOT, `${variant}-${n}`);
   fs.mkdirSync(dataDir, { recursive: true });
   const env = { DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', APP_KEY: Buffer.alloc(32, 7).toString('base64') };
@@ -50,11 +61,13 @@ async function measure(variant: Variant, n: number): Promise<Sample> {
   const spawned = performance.now();
   const server = await startServer([VARIANTS[variant].entry, 'serve'], env, 120_000, 10);
   const readyMs = performance.now() - spawned;
+  const cpu = cpuMs(server.pid);
   try {
+    if (!idle) return { readyMs, cpuMs: cpu };
     await sleep(Math.max(0, spawned + idleSeconds * 1000 - performance.now()));
     const kb = procStatusKb(server.pid, 'VmRSS');
     if (kb === null) throw new Error(`${variant}: the server is gone:\n${server.output()}`);
-    return { readyMs, rssMb: kb / 1024 };
+    return { readyMs, cpuMs: cpu, rssMb: kb / 1024 };
   } finally {
     await server.stop();
   }
@@ -73,21 +86,33 @@ try {
     for (const variant of (i % 2 ? ['tsx', 'compiled'] : ['compiled', 'tsx']) as Variant[]) {
       const sample = await measure(variant, i);
       samples[variant].push(sample);
-      log(`round ${i} ${variant}: ready in ${fmt.ms(sample.readyMs)} ms, RSS ${sample.rssMb.toFixed(1)} MB after ${idleSeconds} s`);
+      log(`round ${i} ${variant}: ready in ${fmt.ms(sample.readyMs)} ms (CPU ${fmt.ms(sample.cpuMs)} ms), RSS ${sample.rssMb!.toFixed(1)} MB after ${idleSeconds} s`);
+    }
+  }
+  for (let i = 1; i <= startRuns; i++) {
+    for (const variant of (i % 2 ? ['compiled', 'tsx'] : ['tsx', 'compiled']) as Variant[]) {
+      const sample = await measure(variant, runs + i, false);
+      samples[variant].push(sample);
+      log(`start-only round ${i} ${variant}: ready in ${fmt.ms(sample.readyMs)} ms (CPU ${fmt.ms(sample.cpuMs)} ms)`);
     }
   }
 } finally {
   fs.rmSync(DATA_ROOT, { recursive: true, force: true });
 }
 
-const med = (v: Variant, k: keyof Sample) => median(samples[v].map((s) => s[k]));
+const med = (v: Variant, k: keyof Sample) => median(samples[v].flatMap((s) => (s[k] === undefined ? [] : [s[k]])));
 const change = (before: number, after: number) => `${after / before < 1 ? '−' : '+'}${Math.abs((after / before - 1) * 100).toFixed(0)}%`;
 const rows = (['tsx', 'compiled'] as const).map((v) => [
   VARIANTS[v].label,
   `${fmt.ms(med(v, 'readyMs'))} ms`,
-  samples[v].map((s) => fmt.ms(s.readyMs)).join(', '),
+  `${fmt.ms(med(v, 'cpuMs'))} ms`,
   `${med(v, 'rssMb').toFixed(1)} MB`,
-  samples[v].map((s) => s.rssMb.toFixed(1)).join(', '),
+  samples[v].flatMap((s) => (s.rssMb === undefined ? [] : [s.rssMb.toFixed(1)])).join(', '),
+]);
+const each = (['tsx', 'compiled'] as const).map((v) => [
+  VARIANTS[v].label,
+  samples[v].map((s) => Math.round(s.readyMs)).join(', '),
+  samples[v].map((s) => Math.round(s.cpuMs)).join(', '),
 ]);
 const cpus = os.cpus();
 const markdown = [
@@ -96,14 +121,17 @@ const markdown = [
   `- Date: ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
   `- Machine: ${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}; load average at the start ${loadAverage.map((n) => n.toFixed(2)).join(', ')} (the machine is shared)`,
   `- Node ${process.version}, SQLite (a migrated database of its own per run), LOG_LEVEL=warn`,
-  `- Command: \`npm run bench:startup${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`: ${runs} rounds after one warm-up each, alternating which goes first`,
-  '- Start: from spawning `node BIN serve` (what `npm start` runs, without npm\'s own start-up) to the first 200 from `/healthz`, polled every 10 ms',
+  `- Command: \`npm run bench:startup${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`: one warm-up each, then ${runs} rounds measuring start and idle memory and ${startRuns} measuring the start only, alternating which goes first`,
+  '- Start: from spawning `node BIN serve` (what `npm start` runs, without npm\'s own start-up) to the first 200 from `/healthz`, polled every 10 ms; CPU: user + system time of that process until then',
   `- Idle RSS: VmRSS of that process ${idleSeconds} s after it was spawned, no request after /healthz`,
   '',
-  table(['entry', 'start, median', 'start, each run (ms)', 'idle RSS, median', 'idle RSS, each run (MB)'], rows),
+  table(['entry', 'start, median', 'CPU to start, median', 'idle RSS, median', 'idle RSS, each run (MB)'], rows),
+  '',
+  table(['entry', 'start, each run (ms)', 'CPU to start, each run (ms)'], each),
   '',
   table(['after / before', 'ratio', 'change'], [
     ['start to /healthz', fmt.ratio(med('compiled', 'readyMs') / med('tsx', 'readyMs')), change(med('tsx', 'readyMs'), med('compiled', 'readyMs'))],
+    ['CPU time to /healthz', fmt.ratio(med('compiled', 'cpuMs') / med('tsx', 'cpuMs')), change(med('tsx', 'cpuMs'), med('compiled', 'cpuMs'))],
     ['idle RSS', fmt.ratio(med('compiled', 'rssMb') / med('tsx', 'rssMb')), change(med('tsx', 'rssMb'), med('compiled', 'rssMb'))],
   ]),
 ].join('\n');
