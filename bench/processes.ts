@@ -72,8 +72,8 @@ export function stopAll(): void {
   for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
 }
 
-/** Starts a server process and resolves once GET /healthz answers 200. */
-export async function startServer(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Server> {
+/** Starts a server process and resolves once GET /healthz answers 200 (asked every `pollMs`). */
+export async function startServer(args: string[], env: Record<string, string>, timeoutMs = 60_000, pollMs = 100): Promise<Server> {
   const port = await freePort();
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
@@ -96,7 +96,7 @@ export async function startServer(args: string[], env: Record<string, string>, t
     try {
       if ((await fetch(`${url}/healthz`)).ok) return { url, pid: child.pid!, output: () => output, stop };
     } catch { /* not listening yet */ }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, pollMs));
   }
   await stop();
   throw new Error(`${args.join(' ')} did not answer /healthz within ${timeoutMs / 1000} s:\n${output}`);

@@ -10,23 +10,26 @@ import { LABELS, SCENARIOS, type ScenarioName } from './scenarios.ts';
 
 export const RESULTS_FILE = path.resolve(import.meta.dirname, 'RESULTS.md');
 
-const ORDER: Dialect[] = ['sqlite', 'postgres'];
+/** The sections: one per database, and the start-up comparison (bench/startup.ts). */
+type Section = Dialect | 'startup';
+const ORDER: Section[] = ['sqlite', 'postgres', 'startup'];
 const HEADER = `# Bench results
 
 Written by \`npm run bench\` (bench/run.ts); each database's section is replaced
 when the bench runs on it again. The floor is a bare Fastify server running the
 app's SQL for the same scenario (bench/floor.ts, bench/floor-sql.ts). Throughput
 is measured at 10 connections, service time (p50, p99) at 1 connection, each
-scenario driven by autocannon from a separate process.
+scenario driven by autocannon from a separate process. The start-up section is
+written by \`npm run bench:startup\` (bench/startup.ts).
 `;
 
-const start = (d: Dialect) => `<!-- bench:${d}:start -->`;
-const end = (d: Dialect) => `<!-- bench:${d}:end -->`;
+const start = (d: Section) => `<!-- bench:${d}:start -->`;
+const end = (d: Section) => `<!-- bench:${d}:end -->`;
 
-/** Replaces (or adds) the section of one database. */
-export function writeSection(dialect: Dialect, markdown: string, file = RESULTS_FILE): void {
+/** Replaces (or adds) the section of one database (or the start-up one). */
+export function writeSection(dialect: Section, markdown: string, file = RESULTS_FILE): void {
   const old = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-  const sections = new Map<Dialect, string>();
+  const sections = new Map<Section, string>();
   for (const d of ORDER) {
     const i = old.indexOf(start(d));
     const j = old.indexOf(end(d));

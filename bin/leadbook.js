@@ -1,7 +1,20 @@
 #!/usr/bin/env node
-// The command-line entry. TypeScript runs through tsx's loader so that a fresh
-// clone needs no build step: `npm install && npm start` is the whole set-up.
-import { register } from 'tsx/esm/api';
+// The command-line entry: runs the compiled app (dist/, built by tsc from src/).
+// In a checkout, dist/ is (re)built first when it is missing or older than a
+// source file, so that a fresh clone needs no build step of its own:
+// `npm install && npm start` is the whole set-up.
+import { ensureBuild } from '../scripts/ensure-build.js';
 
-register();
-await import('../src/cli/main.ts');
+// better-sqlite3 13 crashes the process on Node 20 (a segfault, no message): say so instead.
+if (Number(process.versions.node.split('.')[0]) < 22) {
+  console.error(`leadbook: needs Node.js 22 or 24, and this is ${process.version}. Run it through npm (npm start, npx leadbook), which uses the Node pinned in package.json (node_modules/.bin/node), or run that one: npx node bin/leadbook.js`);
+  process.exit(1);
+}
+
+try {
+  ensureBuild();
+} catch (error) {
+  console.error(`leadbook: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+await import('../dist/cli/main.js');

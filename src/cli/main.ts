@@ -1,15 +1,11 @@
 // leadbook serve | migrate
+// Each command loads its modules when it runs (a dynamic import in its action),
+// so that `--help` and `--version` load commander only, and `serve` only the app.
+import fs from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import { VERSION } from '../app.ts';
-import { loadConfig } from '../config.ts';
-import { openDatabase } from '../db/connection.ts';
-import { migrateToLatest } from '../db/migrate.ts';
-import { serveWorkers } from '../cluster.ts';
-import { serve } from '../server.ts';
-import { exportCommand, importCommand } from './records.ts';
-import { createUserCommand } from './user-create.ts';
-import { backupCommand, restoreCommand } from './backup.ts';
-import { seedCommand, seedOptionParsers } from './seed.ts';
+
+/** The version of package.json (two folders up, from src/cli/ and from dist/cli/ alike). */
+const VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 function parseWorkers(text: string): number {
   const n = Number(text);
@@ -39,14 +35,24 @@ program
   .option('-H, --host <host>', 'address to listen on (overrides HOST)')
   .option('-w, --workers <n>', 'app processes sharing the port (default 1; e.g. the number of cores)', parseWorkers)
   .action(async (opts: { port?: string; host?: string; workers?: number }) => {
+    const { loadConfig } = await import('../config.ts');
     const config = loadConfig({ ...process.env, ...(opts.port ? { PORT: opts.port } : {}), ...(opts.host ? { HOST: opts.host } : {}) });
-    await (opts.workers && opts.workers > 1 ? serveWorkers(config, opts.workers) : serve(config));
+    if (opts.workers && opts.workers > 1) {
+      const { serveWorkers } = await import('../cluster.ts');
+      await serveWorkers(config, opts.workers);
+    } else {
+      const { serve } = await import('../server.ts');
+      await serve(config);
+    }
   });
 
 program
   .command('migrate')
   .description('apply every pending database migration, then exit')
   .action(async () => {
+    const [{ loadConfig }, { openDatabase }, { migrateToLatest }] = await Promise.all([
+      import('../config.ts'), import('../db/connection.ts'), import('../db/migrate.ts'),
+    ]);
     const config = loadConfig();
     const database = openDatabase(config);
     try {
@@ -75,27 +81,40 @@ program
   .requiredOption('--email <email>', 'the sign-in address')
   .option('--name <name>', 'the name shown in the app (default: the part of the email before @)')
   .option('--admin', 'make the account an admin (default: agent)')
-  .action(createUserCommand);
+  .action(async (opts: { email: string; name?: string; admin?: boolean }) => {
+    const { createUserCommand } = await import('./user-create.ts');
+    await createUserCommand(opts);
+  });
 
 program
   .command('backup')
   .description('write a consistent snapshot of the database to FILE while the app keeps serving (SQLite: online backup; PostgreSQL: pg_dump --format=custom)')
   .argument('<file>', 'the backup file to write (replaced whole, never half-written)')
-  .action(backupCommand);
+  .action(async (file: string) => {
+    const { backupCommand } = await import('./backup.ts');
+    await backupCommand(file);
+  });
 
 program
   .command('restore')
   .description('replace the database with a backup made by `leadbook backup` (SQLite: stop the app first; PostgreSQL: pg_restore --clean, in one transaction)')
   .argument('<file>', 'the backup file to read')
-  .action(restoreCommand);
+  .action(async (file: string) => {
+    const { restoreCommand } = await import('./backup.ts');
+    await restoreCommand(file);
+  });
 
 program
   .command('seed')
   .description('add deterministic fake contacts and inquiries (and 20 team agents) for trying the app or benchmarking it')
-  .option('--contacts <n>', 'how many contacts to add', seedOptionParsers.contacts, 0)
-  .option('--inquiries <n>', 'how many inquiries to add', seedOptionParsers.inquiries, 0)
-  .option('--seed <s>', 'the same seed gives the same rows', seedOptionParsers.seed, 1)
-  .action(seedCommand);
+  .option('--contacts <n>', 'how many contacts to add', '0')
+  .option('--inquiries <n>', 'how many inquiries to add', '0')
+  .option('--seed <s>', 'the same seed gives the same rows', '1')
+  .action(async (opts: Record<'contacts' | 'inquiries' | 'seed', string>) => {
+    // Checked here rather than by commander, so that seed.ts loads only when seeding.
+    const { seedCommand, seedOptionParsers: parse } = await import('./seed.ts');
+    await seedCommand({ contacts: parse.contacts(opts.contacts), inquiries: parse.inquiries(opts.inquiries), seed: parse.seed(opts.seed) });
+  });
 
 program
   .command('import')
@@ -104,7 +123,10 @@ program
   .argument('<file>', 'the CSV file')
   .option('--as <email>', 'the admin the records are created by (default: the first admin)')
   .option('--report <file>', 'write the full report (every failed row and its errors) as JSON')
-  .action(importCommand);
+  .action(async (...args: Parameters<typeof import('./records.ts').importCommand>) => {
+    const { importCommand } = await import('./records.ts');
+    await importCommand(...args);
+  });
 
 program
   .command('export')
@@ -114,7 +136,10 @@ program
   .option('--query <params>', "the list's search, filter and sort, as in the API, e.g. 'search=solar&filter[city]=Paris&sort=name'")
   .option('--as <email>', 'the admin who exports (default: the first admin)')
   .option('--bom', 'start with a UTF-8 byte order mark, for Excel')
-  .action(exportCommand);
+  .action(async (...args: Parameters<typeof import('./records.ts').exportCommand>) => {
+    const { exportCommand } = await import('./records.ts');
+    await exportCommand(...args);
+  });
 
 program.parseAsync().catch((error: unknown) => {
   console.error(`leadbook: ${error instanceof Error ? error.message : String(error)}`);

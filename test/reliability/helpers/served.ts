@@ -12,21 +12,18 @@ const BIN = path.join(ROOT, 'bin/leadbook.js');
 const WARM = path.join(import.meta.dirname, 'warm-start.mjs');
 
 /**
- * How to run `leadbook`: `bin` is bin/leadbook.js (TypeScript through tsx),
- * exactly as an operator runs it; `compiled` is the same sources compiled
- * ahead (see compiled.ts), for suites that start many processes.
+ * How to run `leadbook`: `bin` is bin/leadbook.js, exactly as an operator
+ * runs it (it checks that dist/ is current, then runs it); `compiled` is
+ * dist/cli/main.js itself (see compiled.ts), for suites that start many processes.
  */
 export type Launcher = 'bin' | 'compiled';
 
 function command(launcher: Launcher): { entry: string; warm: Record<string, string> } {
-  if (launcher === 'bin') {
-    const modules = ['src/server.ts', 'src/cli/user-create.ts'].map((f) => path.join(ROOT, f));
-    return { entry: BIN, warm: { LEADBOOK_WARM_TSX: '1', LEADBOOK_WARM_MODULES: modules.join(path.delimiter) } };
-  }
   const main = compiledMain();
-  const src = path.dirname(path.dirname(main));
-  const modules = ['server.js', 'cli/user-create.js'].map((f) => path.join(src, f));
-  return { entry: main, warm: { LEADBOOK_WARM_MODULES: modules.join(path.delimiter) } };
+  const dist = path.dirname(path.dirname(main));
+  // The modules the commands load on demand (src/cli/main.ts), loaded ahead.
+  const modules = ['server.js', 'cli/user-create.js', 'cli/backup.js'].map((f) => path.join(dist, f));
+  return { entry: launcher === 'bin' ? BIN : main, warm: { LEADBOOK_WARM_MODULES: modules.join(path.delimiter) } };
 }
 
 /** LEADBOOK_SOAK=1 (npm run test:soak) runs the long versions. */

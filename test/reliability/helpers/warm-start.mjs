@@ -1,6 +1,6 @@
 // Preloaded (`node --import`) into a `leadbook serve` child process by the
-// reliability suites: it loads the app's modules (LEADBOOK_WARM_MODULES,
-// through tsx when LEADBOOK_WARM_TSX=1), says "warm" on stdout, and holds the
+// reliability suites: it loads the app's modules (LEADBOOK_WARM_MODULES, from
+// dist/), says "warm" on stdout, and holds the
 // process back until a line arrives on stdin. Only then does `serve` run
 // (config, open the database, migrate, listen). Loading the modules takes
 // seconds; this lets a suite load the next server while the current one is
@@ -9,10 +9,6 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-if (process.env.LEADBOOK_WARM_TSX === '1') {
-  const { register } = await import('tsx/esm/api');
-  register();
-}
 for (const module of (process.env.LEADBOOK_WARM_MODULES ?? '').split(path.delimiter).filter(Boolean)) {
   await import(pathToFileURL(module).href);
 }
