@@ -9,8 +9,9 @@ import type { KindName } from '../src/schema/kinds.ts';
 import type { Field, Resource } from '../src/schema/resource.ts';
 import { startApp, type Reply, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
+import type { Json } from './helpers/json.ts';
 
-type Row = Record<string, any>;
+type Row = Record<string, Json>;
 
 /** A value the field accepts and what the API answers for it. */
 interface Accepted {
