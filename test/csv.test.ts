@@ -27,7 +27,7 @@ const line = (cells: unknown[]) => cells.map((c) => {
   const s = c === null || c === undefined ? '' : String(c);
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }).join(',');
-const csvOf = (header: string[], rows: unknown[][]) => [line(header), ...rows.map(line)].join('\r\n') + '\r\n';
+const csvOf = (header: string[], rows: unknown[][]) => `${[line(header), ...rows.map(line)].join('\r\n')}\r\n`;
 
 /** What the export writes for a value the API answers. */
 function cell(field: Field, value: unknown): string {

@@ -232,7 +232,7 @@ export class ContactFaker {
     for (const word of planted) words.splice(this.int(0, words.length), 0, this.plant(word));
     if (this.rand() < RATES.tricky) words.splice(this.int(0, words.length), 0, this.pick(TRICKY));
     const text = words.join(' ');
-    return text[0]!.toUpperCase() + text.slice(1) + '.';
+    return `${text[0]!.toUpperCase()}${text.slice(1)}.`;
   }
 
   private budget(): string {

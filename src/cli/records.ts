@@ -66,7 +66,10 @@ export async function exportCommand(resourceName: string, file: string | undefin
     const bar = file ? progress(`exporting ${resource.name}`, meta.total ?? 0, 'rows') : undefined;
     const started = performance.now();
     let rows = 0;
-    const csv = await exportCsv(ctx, resource, query, { bom: opts.bom, onProgress: (n) => bar?.tick((rows = n)) });
+    const csv = await exportCsv(ctx, resource, query, { bom: opts.bom, onProgress: (n) => {
+      rows = n;
+      bar?.tick(n);
+    } });
     await pipeline(csv, file ? fs.createWriteStream(file) : process.stdout);
     bar?.stop();
     if (file) console.log(`Exported ${rows} ${resource.name} to ${file} in ${((performance.now() - started) / 1000).toFixed(1)} s.`);

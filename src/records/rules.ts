@@ -13,6 +13,7 @@ export interface AfterCommit {
 }
 
 export interface RecordHooks {
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook with nothing to run after the commit just returns
   afterCreate?(trx: Executor, ctx: Context, record: Row, input: Row): Promise<AfterCommit | void>;
   beforeUpdate?(trx: Executor, ctx: Context, before: Row, changes: Row): Promise<void>;
   afterUpdate?(trx: Executor, ctx: Context, before: Row, changes: Row): Promise<void>;

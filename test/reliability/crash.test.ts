@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DIALECTS, freshDatabase } from '../helpers/database.ts';
-import { type Api, api, countOf, envOf, random, recordsById, type Running, SOAK, seedOf, signUpAdmin, sleep, type Warm, warmServer } from './helpers/served.ts';
+import { type Answer, type Api, api, countOf, envOf, random, recordsById, type Running, SOAK, seedOf, signUpAdmin, sleep, type Warm, warmServer } from './helpers/served.ts';
 
 const ROUNDS = SOAK ? 100 : 10;
 const WRITERS = 4;
@@ -108,7 +108,7 @@ for (const dialect of DIALECTS) {
                 ? { kind: 'patch', resource, id: mine[Math.floor(rand() * mine.length)]!, body: patchBody(resource, tag, n) }
                 : { kind: 'create', resource, body: createBody(resource, tag, n, admin.id) };
               inFlight[w] = write;
-              let answer;
+              let answer: Answer;
               try {
                 answer = write.kind === 'create'
                   ? await client.request('POST', `/api/v1/${resource}`, { json: write.body })

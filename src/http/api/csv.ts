@@ -54,7 +54,7 @@ export async function uploadedCsv(request: FastifyRequest, beforeRead?: BeforeRe
   if (!request.isMultipart()) throw uploadError({ code: 'FST_INVALID_MULTIPART_CONTENT_TYPE' })!;
   // Refuse a body that is too large by its own account before reading any of it.
   if (Number(request.headers['content-length'] ?? 0) > IMPORT_MAX_BYTES + ENVELOPE_BYTES) throw tooLarge();
-  let part;
+  let part: MultipartFile | undefined;
   try {
     part = await request.file();
   } catch (error) {

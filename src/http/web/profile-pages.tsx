@@ -118,7 +118,7 @@ export function profilePages(a: Accounts) {
         file?.file.resume();
         throw error;
       }
-      if (!file || file.fieldname !== 'avatar') return fail('Choose an image file to upload.');
+      if (file?.fieldname !== 'avatar') return fail('Choose an image file to upload.');
       let upload: Buffer;
       try {
         upload = await file.toBuffer();

@@ -192,7 +192,7 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
     // Not set → Yes → No → Not set, for the tri-state fields of the list.
     app.post(`${base}/:id/cycle/:field`, csrf, async (request: FastifyRequest<{ Params: { id: string; field: string } }>, reply) => {
       const field = resource.field(request.params.field);
-      if (!field || field.kind.name !== 'boolean' || !field.fillable) throw new AppError(404, 'not_found', 'There is no such state to change.');
+      if (field?.kind.name !== 'boolean' || !field.fillable) throw new AppError(404, 'not_found', 'There is no such state to change.');
       const { record: before } = await getRecord(ctxOf(request), resource, request.params.id);
       const value = before[field.name];
       const next = value === null ? true : value === true ? false : null;

@@ -5,6 +5,7 @@ import { type Choice, type Choices, PICKER_LIMIT } from '../../../records/refere
 import type { FieldErrors } from '../../../errors.ts';
 import type { InputKind } from '../../../schema/kinds.ts';
 import type { Field } from '../../../schema/resource.ts';
+import type { JSX } from 'preact';
 
 export function CsrfInput({ token }: { token: string }) {
   return <input type="hidden" name="_csrf" value={token} />;
@@ -67,7 +68,7 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
     );
   }
 
-  let control;
+  let control: JSX.Element;
   if (field.target) {
     const options = choices.get(field.target.name) ?? [];
     control = (

@@ -51,7 +51,7 @@ export function Value({ field, value, choices, locale }: { field: Field; value: 
     return <time datetime={String(value)} data-date-only={dateOnly ? 'true' : undefined}>{text}</time>;
   }
   const href = field.format && formats[field.format].href(String(value));
-  return href ? <a href={href}>{String(value)}</a> : <>{String(value)}</>;
+  return href ? <a href={href}>{String(value)}</a> : String(value);
 }
 
 /** A tri-state cell that cycles Not set → Yes → No → Not set when pressed. */
@@ -90,6 +90,8 @@ function Filters({ resource, query, choices }: { resource: Resource; query: Quer
   const active = Object.values(filter).filter((v) => v !== '' && v !== undefined).length
     + Object.values(from).filter(Boolean).length + Object.values(to).filter(Boolean).length;
   return (
+    // <search> is newer than some browsers the app supports; role="search" is the landmark they all know.
+    // biome-ignore lint/a11y/useSemanticElements: see the line above
     <form method="get" action={path} role="search" class="card"
       hx-get={path} hx-trigger="input changed delay:300ms from:#field-search, change, submit" hx-target="#results" hx-select="#results" hx-swap="outerHTML" hx-push-url="true">
       <div class="filters">
