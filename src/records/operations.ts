@@ -1,27 +1,15 @@
 // The operations on records. The JSON API and the web pages both call these;
 // neither talks to the database directly. Each write runs in one transaction.
-import type { Database } from '../db/connection.ts';
 import { AppError, type FieldErrors, notFound } from '../errors.ts';
 import { encodeCursor, parseListQuery } from '../derive/list-query.ts';
 import type { Resource } from '../schema/resource.ts';
+import type { Actor, Context } from './context.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
 import { rulesOf } from './rules.ts';
 import { readInput } from './input.ts';
 import { countReferences, countRows, deleteRow, recordExists, type Executor, insertRow, insertRows, type Row, selectById, selectRows, updateRow } from './repository.ts';
 
-/** Who is acting. */
-export interface Actor {
-  id: bigint;
-  role: 'admin' | 'agent';
-}
-
-export interface Context {
-  database: Database;
-  /** Absent for a stranger: every operation then answers 401. */
-  actor?: Actor;
-  /** The browser session the request came with, which a password change keeps. */
-  sessionId?: string;
-}
+export type { Actor, Context } from './context.ts';
 
 /** Every record operation starts here: strangers get 401, agents 403 on admin-only resources. */
 export function authorize(ctx: Context, resource: Resource): Actor {

@@ -4,7 +4,7 @@
 // own (resources/index.ts gives each resource its rules); there is no registry.
 import type { Executor, Row } from './repository.ts';
 import type { Resource } from '../schema/resource.ts';
-import type { Context } from './operations.ts';
+import type { Context } from './context.ts';
 
 /** What a hook asks for once the write has committed: a message for the person, work that must not run inside the transaction (a mail). */
 export interface AfterCommit {
