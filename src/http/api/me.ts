@@ -14,7 +14,7 @@ import { findUserById, idFromText, publicUser, type UserRow } from '../../accoun
 import { createOwnToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
 import { AppError, FieldErrorBag, notFound } from '../../errors.ts';
 import { clearAuthCookies } from '../auth.ts';
-import { uploadError } from './csv.ts';
+import { uploadError } from '../csv-upload.ts';
 
 const tags = ['me'];
 
