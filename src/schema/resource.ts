@@ -2,7 +2,7 @@
 // wrong declaration stops the boot with a clear message instead of failing
 // mid-request.
 import { type FormatName, formats } from './formats.ts';
-import { kinds, type FieldKind, type InputKind, type KindName } from './kinds.ts';
+import { kinds, type FieldKind, type InputKind, type NamedKind } from './kinds.ts';
 
 export type OnDelete = 'restrict' | 'set null' | 'cascade';
 
@@ -16,7 +16,8 @@ export interface FieldFlags {
 
 /** What a declaration writes for one field; everything else has a default. */
 export interface FieldDecl extends Partial<FieldFlags> {
-  kind: KindName;
+  /** A kind by name, or a kind made for the field (`passwordKind(policy)`). */
+  kind: NamedKind | FieldKind;
   input?: InputKind;
   max?: number;
   required?: boolean;
@@ -156,9 +157,12 @@ function humanize(name: string): string {
 function buildField(resource: string, name: string, decl: FieldDecl): Field {
   const where = `resource ${resource}, field ${name}`;
   if (!NAME.test(name)) throw new Error(`${where}: a field name is lower_snake_case`);
-  const kind = kinds[decl.kind];
-  if (!kind) throw new Error(`${where}: unknown kind ${String(decl.kind)}`);
-  const max = decl.max ?? (decl.kind === 'text' ? 65535 : undefined);
+  const kind: FieldKind | undefined = typeof decl.kind === 'string' ? kinds[decl.kind] : decl.kind;
+  if (!kind) {
+    const hint = String(decl.kind) === 'password' ? ' (a password field takes kind: passwordKind({ hash, problems }))' : '';
+    throw new Error(`${where}: unknown kind ${String(decl.kind)}${hint}`);
+  }
+  const max = decl.max ?? (kind.name === 'text' ? 65535 : undefined);
   if (kind.textual && !(Number.isInteger(max) && max! > 0)) throw new Error(`${where}: a text field needs a positive max`);
   const system = Boolean(decl.primary || decl.timestamp);
   if (decl.choices && decl.default !== undefined && !decl.choices.includes(decl.default as string)) {
@@ -169,10 +173,10 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
   const nullable = decl.nullable ?? (!required && !decl.primary);
   // `sometimes`, as Laravel says it: may be left out, but not set to null.
   const rules = system && decl.primary ? [] : [required ? 'required' : nullable ? 'nullable' : 'sometimes'];
-  if ((kind.textual || decl.kind === 'password') && !system) rules.push('string', `max:${max}`);
+  if ((kind.textual || kind.name === 'password') && !system) rules.push('string', `max:${max}`);
   const format = decl.format && formats[decl.format];
   if (format?.rule) rules.push(format.rule);
-  if (decl.kind === 'boolean') rules.push('boolean');
+  if (kind.name === 'boolean') rules.push('boolean');
   return {
     name,
     kind,
