@@ -85,6 +85,6 @@ export async function seedCommand(opts: SeedOptions): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     const rate = seconds > 0 ? Math.round(total / seconds) : total;
     const n = (x: number) => x.toLocaleString('en-US');
-    console.log(`Seeded ${n(opts.contacts)} contacts and ${n(opts.inquiries)} inquiries (seed ${opts.seed}) in ${seconds.toFixed(1)} s: ${n(rate)} rows/s.`);
+    console.log(`Seeded ${n(opts.contacts)} contacts and ${n(opts.inquiries)} inquiries ` + `(seed ${opts.seed}) in ${seconds.toFixed(1)} s: ${n(rate)} rows/s.`);
   });
 }

@@ -26,9 +26,20 @@ const noFile = () => new AppError(422, 'validation_failed', 'Send the CSV file i
 const MULTIPART_LIMITS = new Set(['FST_REQ_FILE_TOO_LARGE', 'FST_FILES_LIMIT', 'FST_PARTS_LIMIT', 'FST_FIELDS_LIMIT']);
 const MULTIPART_BROKEN = new Set(['FST_PROTO_VIOLATION', 'FST_INVALID_JSON_FIELD_ERROR', 'FST_MP_PREMATURE_CLOSE']);
 // busboy's own errors carry no code, only these messages.
-const BUSBOY_BROKEN = /^(Unexpected end of (form|file)|Malformed (part header|urlencoded form)|Multipart: Boundary not found|Unexpected end of multipart data|(Part|Preamble) terminated early due to unexpected end of multipart data)/;
+const BUSBOY_BROKEN = new RegExp(
+  `^(${[
+    'Unexpected end of (form|file)',
+    'Malformed (part header|urlencoded form)',
+    'Multipart: Boundary not found',
+    'Unexpected end of multipart data',
+    '(Part|Preamble) terminated early due to unexpected end of multipart data',
+  ].join('|')})`,
+);
 
-/** Problems of reading an upload as problems: a limit is a 413, a body that is not multipart a 415, a broken one a 400; else undefined. */
+/**
+ * Problems of reading an upload as problems: a limit is a 413, a body that is not multipart a 415, a broken one a
+ * 400; else undefined.
+ */
 export function uploadError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
   const code = (error as { code?: string } | null)?.code ?? '';
@@ -81,7 +92,10 @@ export async function uploadedCsv(request: FastifyRequest, beforeRead?: BeforeRe
   return file;
 }
 
-/** A check of the file's part (and the fields before it) that must pass before the file is read: the page's CSRF token. */
+/**
+ * A check of the file's part (and the fields before it) that must pass before the file is read: the page's CSRF
+ * token.
+ */
 export type BeforeRead = (part: MultipartFile | undefined) => Promise<void>;
 
 /** Reads the upload of a request and imports it: what both import doors do. */

@@ -176,7 +176,10 @@ interface Column {
   field?: Field;
 }
 
-/** Reads the header row: every name must be a field an import can set or ignores; else a 422 before anything is written. */
+/**
+ * Reads the header row: every name must be a field an import can set or ignores; else a 422 before anything is
+ * written.
+ */
 function readHeader(resource: Resource, names: string[]): Column[] {
   const { writable, ignored } = importColumns(resource);
   const known = new Map([...writable, ...ignored].map((f) => [f.name, f]));
@@ -198,7 +201,7 @@ function readHeader(resource: Resource, names: string[]): Column[] {
   const unknown = Object.keys(errors);
   if (unknown.length) {
     const importable = writable.map((f) => f.name).join(', ');
-    throw validationFailed(errors, `The header row has columns ${resource.name} cannot import: ${unknown.join(', ')}. Columns you can import: ${importable}. Nothing was imported.`);
+    throw validationFailed(errors, `The header row has columns ${resource.name} cannot import: ${unknown.join(', ')}. ` + `Columns you can import: ${importable}. Nothing was imported.`);
   }
   return columns;
 }

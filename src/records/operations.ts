@@ -92,7 +92,10 @@ async function prepare(resource: Resource, values: Row): Promise<Row> {
 
 const holdsValue = (v: unknown) => v !== null && v !== undefined && !(typeof v === 'string' && v.trim() === '');
 
-/** A record that must hold one of some fields (a contact: name, email or phone) and holds none is refused, naming each. */
+/**
+ * A record that must hold one of some fields (a contact: name, email or phone) and holds none is refused, naming
+ * each.
+ */
 function checkNeedsOneOf(resource: Resource, record: Row): void {
   const fields = resource.needsOneOf;
   if (fields.length === 0 || fields.some((f) => holdsValue(record[f.name]))) return;
@@ -144,7 +147,7 @@ export function parseId(raw: string): bigint {
 }
 
 function preconditionFailed(): AppError {
-  return new AppError(412, 'precondition_failed', 'The record has changed since you read it (If-Match does not match its ETag). Read it again and reapply your change.');
+  return new AppError(412, 'precondition_failed', 'The record has changed since you read it (If-Match does ' + 'not match its ETag). Read it again and reapply your change.');
 }
 
 export async function listRecords(ctx: Context, resource: Resource, query: Record<string, unknown>): Promise<ListResult> {

@@ -6,7 +6,10 @@ import type { Executor, Row } from './repository.ts';
 import type { Resource } from '../schema/resource.ts';
 import type { Context } from './context.ts';
 
-/** What a hook asks for once the write has committed: a message for the person, work that must not run inside the transaction (a mail). */
+/**
+ * What a hook asks for once the write has committed: a message for the person, work that must not run inside the
+ * transaction (a mail).
+ */
 export interface AfterCommit {
   notice?: string;
   afterCommit?: () => void;

@@ -50,7 +50,9 @@ export interface FieldDecl extends Partial<FieldFlags> {
   defaultActor?: boolean;
   /** The resource whose ids this field holds (shown by its title, chosen from a list): a foreign key. */
   references?: string;
-  /** What deleting the referenced record does to this one: refused, the reference cleared, or this record deleted too. */
+  /**
+   * What deleting the referenced record does to this one: refused, the reference cleared, or this record deleted too.
+   */
   onDelete?: OnDelete;
   /**
    * The index pages offer to sort by it: a migration gives it an index on
@@ -106,7 +108,10 @@ export interface ResourceDecl {
   computed?: Record<string, ComputedField>;
   /** Who may use the records routes: every signed-in user, or admins only. */
   access?: 'agent' | 'admin';
-  /** A record must hold at least one of these fields (not null, not blank): a contact needs a name, an email or a phone. */
+  /**
+   * A record must hold at least one of these fields (not null, not blank): a contact needs a name, an email or a
+   * phone.
+   */
   needsOneOf?: readonly string[];
   /** The field that names a record to a person (in lists of references, titles, pickers); default `name`. */
   title?: string;

@@ -125,7 +125,7 @@ export function authRoutes(a: Accounts) {
       { path: '/reset-password', throttle: 'reset', set: resetPassword, message: 'Your password has been reset; sign in with it.', summary: 'Set a new password with the token from the reset mail' },
       {
         path: '/accept-invitation', throttle: 'invitation', set: acceptInvitation, message: 'Your password is set; sign in with it.',
-        summary: 'Choose the password of an invited account with the token from the invitation mail (valid 7 days, once); confirms the email too',
+        summary: 'Choose the password of an invited account with the token from ' + 'the invitation mail (valid 7 days, once); confirms the email too',
       },
     ];
     for (const link of mailedLinks) {

@@ -25,7 +25,10 @@ function importReportSchema() {
       created: { type: 'integer', description: 'rows written' },
       failed: {
         type: 'array',
-        description: `rows that were skipped, in row order, at most 1000 of them. errors maps a field to its messages; ${ROW_ERROR} holds a problem of the whole row (a wrong number of values).`,
+        description: [
+          'rows that were skipped, in row order, at most 1000 of them. errors maps a field to its messages;',
+          `${ROW_ERROR} holds a problem of the whole row (a wrong number of values).`,
+        ].join(' '),
         items: {
           type: 'object',
           properties: {
@@ -61,9 +64,12 @@ export function csvRoutes(database: Database, resource: Resource) {
         tags,
         summary: `Export ${resource.name} as CSV`,
         description: [
-          `The whole filtered, sorted list (search, filter and sort as for GET /api/v1/${resource.name}; no paging), streamed.`,
-          'A header row of the field names in index, then one row per record: an empty cell is null, booleans are true/false,',
-          'date-times RFC 3339 UTC, big integers exact. A text cell that starts with = + - @, a tab or a carriage return is',
+          `The whole filtered, sorted list (search, filter and sort as for GET /api/v1/${resource.name}; no`,
+          `paging), streamed.`,
+          'A header row of the field names in index, then one row per record: an empty cell is null, booleans',
+          'are true/false,',
+          'date-times RFC 3339 UTC, big integers exact. A text cell that starts with = + - @, a tab or a',
+          'carriage return is',
           "prefixed with ' so that a spreadsheet does not run it as a formula (the import removes it again).",
         ].join(' '),
         querystring: {
@@ -102,13 +108,18 @@ export function csvRoutes(database: Database, resource: Resource) {
         tags,
         summary: `Import ${resource.name} from CSV`,
         description: [
-          `multipart/form-data with one file in the field file, at most ${IMPORT_MAX_BYTES / MIB} MiB, UTF-8 (a byte order mark is fine), comma-separated.`,
+          `multipart/form-data with one file in the field file, at most ${IMPORT_MAX_BYTES / MIB} MiB, UTF-8`,
+          `(a byte order mark is fine), comma-separated.`,
           `Its first row names the columns: ${columns.writable.map((f) => f.name).join(', ')};`,
-          `${columns.ignored.map((f) => f.name).join(', ')} are read-only and ignored. Another name is a 422 before any row is written.`,
-          'Each row is checked and stored like POST: an empty cell is null, true/false (or 1/0) booleans, dates YYYY-MM-DD or RFC 3339.',
-          'Valid rows are written in batches of 500 rows, a transaction each, and kept; invalid rows are skipped and reported in failed,',
+          `${columns.ignored.map((f) => f.name).join(', ')} are read-only and ignored. Another name is a 422`,
+          `before any row is written.`,
+          'Each row is checked and stored like POST: an empty cell is null, true/false (or 1/0) booleans,',
+          'dates YYYY-MM-DD or RFC 3339.',
+          'Valid rows are written in batches of 500 rows, a transaction each, and kept; invalid rows are',
+          'skipped and reported in failed,',
           'numbered as data rows (the header is row 0, the first row under it row 1). A row is never half-written.',
-          'If the file turns out to be malformed CSV part-way (400, naming the line), the rows before that point are kept and the detail says how many.',
+          'If the file turns out to be malformed CSV part-way (400, naming the line), the rows before that',
+          'point are kept and the detail says how many.',
         ].join(' '),
         consumes: ['multipart/form-data'],
         body: {

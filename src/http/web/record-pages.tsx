@@ -199,7 +199,7 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       const { record } = await updateRecord(ctxOf(request), resource, request.params.id, { [field.name]: next });
       if (request.headers['hx-request']) return sendFragment(reply, <StateToggle resource={resource} record={record} field={field} csrf={pageContext(request, reply).csrf} />);
       const back = request.headers.referer && new URL(request.headers.referer).pathname.startsWith(base) ? new URL(request.headers.referer).pathname + new URL(request.headers.referer).search : base;
-      return redirectWith(reply, back, { kind: 'success', text: `${field.label} of ${recordTitle(resource, record)} is now ${next === null ? 'not set' : next ? 'yes' : 'no'}.` });
+      return redirectWith(reply, back, { kind: 'success', text: `${field.label} of ${recordTitle(resource, record)} is ` + `now ${next === null ? 'not set' : next ? 'yes' : 'no'}.` });
     });
   };
 }

@@ -42,7 +42,10 @@ export function ChoiceOptions({ choices, selected }: { choices: readonly Choice[
   );
 }
 
-/** `required` overrides the declaration where a form needs more (registering takes a password; an admin's create may leave it out). */
+/**
+ * `required` overrides the declaration where a form needs more (registering takes a password; an admin's create may
+ * leave it out).
+ */
 export function FieldInput(props: { field: Field; value: unknown; errors?: string[]; choices: Choices; autoFocus?: boolean; optionalPassword?: boolean; required?: boolean }) {
   const { field, value, errors, choices } = props;
   const required = props.required ?? (field.required && !props.optionalPassword);
