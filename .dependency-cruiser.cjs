@@ -76,6 +76,33 @@ module.exports = {
       to: { path: '^src/cli/' },
     },
     {
+      name: 'derive-from-schema-only',
+      severity: 'error',
+      comment:
+        'src/derive/ turns a declaration into API schemas, list queries and form values: pure functions of ' +
+        'src/schema/ (and the shared AppError), without a database or a door.',
+      from: { path: '^src/derive/' },
+      to: { path: '^src/', pathNot: '^src/(derive|schema)/|^src/errors\\.ts$' },
+    },
+    {
+      name: 'db-below-the-domain',
+      severity: 'error',
+      comment:
+        'src/db/ (connection, dialect helpers, migrations) sits under the operations: it does not import ' +
+        'records, accounts or derive.',
+      from: { path: '^src/db/' },
+      to: { path: '^src/(records|accounts|derive)/' },
+    },
+    {
+      name: 'records-generic',
+      severity: 'error',
+      comment:
+        'The generic record operations know no particular resource and no account action: a resource hands ' +
+        'them its rules (src/resources/index.ts), there is no registry to import.',
+      from: { path: '^src/records/' },
+      to: { path: '^src/accounts/' },
+    },
+    {
       name: 'migrations-frozen',
       severity: 'error',
       comment:
