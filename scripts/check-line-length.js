@@ -2,7 +2,7 @@
 // Fails, listing file:line, when a line of src/ is longer than 120 characters.
 // The formatter wraps code at 120; this catches what it cannot wrap (long
 // strings, comments, URLs). Characters are code points, as an editor counts.
-// Plain Node, no dependencies: `node scripts/check-line-length.js [dir...]`.
+// Plain Node, no dependencies: `node scripts/check-line-length.js [dir or file...]`.
 //
 // Migrations are frozen once written (the dated files and the versioned
 // helpers they run, src/db/migrations/lib/vN.ts): their long lines are listed
@@ -26,7 +26,7 @@ const roots = process.argv.slice(2);
 const long = [];
 const frozen = [];
 for (const root of roots.length ? roots : ['src']) {
-  for (const file of [...files(root)].sort()) {
+  for (const file of fs.statSync(root).isDirectory() ? [...files(root)].sort() : [root]) {
     const lines = fs.readFileSync(file, 'utf8').split(/\r?\n/);
     lines.forEach((line, i) => {
       const length = [...line].length;
