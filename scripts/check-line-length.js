@@ -27,16 +27,19 @@ const long = [];
 const frozen = [];
 for (const root of roots.length ? roots : ['src']) {
   for (const file of fs.statSync(root).isDirectory() ? [...files(root)].sort() : [root]) {
+    const list = FROZEN.test(file.split(path.sep).join('/')) ? frozen : long;
     const lines = fs.readFileSync(file, 'utf8').split(/\r?\n/);
     lines.forEach((line, i) => {
       const length = [...line].length;
-      if (length > MAX) (FROZEN.test(file.split(path.sep).join('/')) ? frozen : long).push(`${file}:${i + 1}: ${length} characters`);
+      if (length > MAX) list.push(`${file}:${i + 1}: ${length} characters`);
     });
   }
 }
 
 if (frozen.length) {
-  console.log(`${frozen.length} long line(s) in frozen migration files (not edited, not failing):\n${frozen.join('\n')}`);
+  console.log(
+    `${frozen.length} long line(s) in frozen migration files (not edited, not failing):\n${frozen.join('\n')}`,
+  );
 }
 if (long.length) {
   console.error(`${long.length} line(s) longer than ${MAX} characters:\n${long.join('\n')}`);
