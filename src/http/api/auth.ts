@@ -151,7 +151,9 @@ export function authRoutes(a: Accounts) {
       const user = request.user!;
       await limit.attempts(request, reply, `verify:${user.id}`);
       sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, user));
-      return reply.code(202).send({ message: user.email_verified_at ? 'Your address is already verified.' : 'A verification link is on its way.' });
+      return reply.code(202).send({
+        message: user.email_verified_at ? 'Your address is already verified.' : 'A verification link is on its way.',
+      });
     });
 
     app.get('/verify-email/:id/:hash', {
