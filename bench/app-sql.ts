@@ -30,8 +30,7 @@ class CapturingDriver implements Driver {
         // One row that every operation can read: an id, a count, a record of nulls.
         return { rows: [{ id: 1, total: 0 } as R], numAffectedRows: 1n };
       },
-      // eslint-disable-next-line require-yield
-      async *streamQuery(): AsyncIterableIterator<QueryResult<any>> { throw new Error('not captured'); },
+      streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> { throw new Error('not captured'); },
     };
   }
   async beginTransaction(): Promise<void> { this.log.push({ sql: 'begin', parameters: [] }); }
@@ -43,7 +42,7 @@ class CapturingDriver implements Driver {
 
 function capturingDatabase(dialect: Dialect, log: Statement[]): Database {
   const postgres = dialect === 'postgres';
-  const db = new Kysely<any>({
+  const db: Database['db'] = new Kysely({
     dialect: {
       createAdapter: () => (postgres ? new PostgresAdapter() : new SqliteAdapter()),
       createDriver: () => new CapturingDriver(log),

@@ -30,12 +30,17 @@ function sqliteStore(dataDir: string): Store {
   const prepared = new Map<string, SQLite.Statement>();
   const statement = (sql: string) => {
     let s = prepared.get(sql);
-    if (!s) prepared.set(sql, (s = db.prepare(sql)));
+    if (!s) {
+      s = db.prepare(sql);
+      prepared.set(sql, s);
+    }
     return s;
   };
   const all = async (s: Statement) => {
     const stmt = statement(s.sql);
-    return stmt.reader ? (stmt.all(...s.parameters) as Row[]) : (stmt.run(...s.parameters), []);
+    if (stmt.reader) return stmt.all(...s.parameters) as Row[];
+    stmt.run(...s.parameters);
+    return [];
   };
   return {
     all,

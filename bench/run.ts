@@ -124,7 +124,10 @@ async function countContacts(dialect: Dialect, place: Place): Promise<number> {
 
 // ------------------------------------------------------------------ HTTP
 
-async function getJson(url: string, token?: string): Promise<{ status: number; body: any }> {
+// biome-ignore lint/suspicious/noExplicitAny: a parsed JSON answer, its fields checked at run time
+type Json = any;
+
+async function getJson(url: string, token?: string): Promise<{ status: number; body: Json }> {
   const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   const text = await res.text();
   let body: unknown;
@@ -132,7 +135,7 @@ async function getJson(url: string, token?: string): Promise<{ status: number; b
   return { status: res.status, body };
 }
 
-async function postJson(url: string, json: unknown): Promise<{ status: number; body: any }> {
+async function postJson(url: string, json: unknown): Promise<{ status: number; body: Json }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(json) });
   return { status: res.status, body: await res.json().catch(() => null) };
 }
@@ -155,7 +158,7 @@ function jobFor(scenario: ScenarioName, side: 'app' | 'floor', server: Server, t
 /** Checks that the app and the floor answer each read scenario with the same records (and totals). */
 async function verify(app: Server, floor: Server, token: string, p: ScenarioParams, list: ScenarioName[], warn: (note: string) => void): Promise<string[]> {
   const problems: string[] = [];
-  const ids = (body: any) => (Array.isArray(body?.data) ? body.data.map((r: { id: unknown }) => String(r.id)) : null);
+  const ids = (body: Json) => (Array.isArray(body?.data) ? body.data.map((r: { id: unknown }) => String(r.id)) : null);
   if (list.includes('get') || list.includes('storm') || list.includes('patch')) {
     const a = await getJson(`${app.url}/api/v1/contacts/${p.sampleId}`, token);
     const f = await getJson(`${floor.url}/contacts/${p.sampleId}`);

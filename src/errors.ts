@@ -67,7 +67,8 @@ export class FieldErrorBag {
   // `constructor` an ordinary key instead of a member of Object.prototype.
   readonly errors: FieldErrors = Object.create(null);
   add(field: string, message: string): void {
-    (this.errors[field] ??= []).push(message);
+    this.errors[field] ??= [];
+    this.errors[field].push(message);
   }
   get empty(): boolean {
     return Object.keys(this.errors).length === 0;

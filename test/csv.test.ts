@@ -11,6 +11,7 @@ import { contact, inquiry } from '../src/resources/index.ts';
 import type { Field } from '../src/schema/resource.ts';
 import { type Client, type Reply, startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
+import type { Json } from './helpers/json.ts';
 
 /** A CSV file as the API and the pages take it: multipart, field `file`. */
 function upload(csv: string | Uint8Array<ArrayBuffer>, filename = 'rows.csv', type = 'text/csv'): FormData {
@@ -26,7 +27,7 @@ const line = (cells: unknown[]) => cells.map((c) => {
   const s = c === null || c === undefined ? '' : String(c);
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }).join(',');
-const csvOf = (header: string[], rows: unknown[][]) => [line(header), ...rows.map(line)].join('\r\n') + '\r\n';
+const csvOf = (header: string[], rows: unknown[][]) => `${[line(header), ...rows.map(line)].join('\r\n')}\r\n`;
 
 /** What the export writes for a value the API answers. */
 function cell(field: Field, value: unknown): string {
@@ -42,8 +43,8 @@ function assertProblem(reply: Reply, status: number, code: string) {
 }
 
 /** Every record of a list, walked with the API's own cursor. */
-async function everything(app: TestApp, path: string): Promise<any[]> {
-  const out: any[] = [];
+async function everything(app: TestApp, path: string): Promise<Json[]> {
+  const out: Json[] = [];
   let cursor = '';
   for (;;) {
     const page = await app.get(`${path}${path.includes('?') ? '&' : '?'}per_page=100&cursor=${cursor}`);
@@ -123,7 +124,7 @@ for (const dialect of DIALECTS) {
       ];
       for (const body of made) assert.equal((await app.post('/api/v1/contacts', body)).status, 201);
       const query = `search=${encodeURIComponent('zür')}&filter[service_id][in]=3,9&sort=-service_id,name`;
-      const listed = (await app.get(`/api/v1/contacts?${query}&per_page=100`)).body.data as any[];
+      const listed = (await app.get(`/api/v1/contacts?${query}&per_page=100`)).body.data as Json[];
       assert.deepEqual(listed.map((r) => r.name), ['Ann', TRICKY, 'Béla'], 'by service_id descending, then name ("=" sorts before "B")');
 
       const exported = await app.get(`/api/v1/contacts/export?${query}`);
@@ -142,7 +143,7 @@ for (const dialect of DIALECTS) {
       const again = await importFile('contacts', exported.text);
       assert.deepEqual(again.body, { created: 3, failed: [] });
       assert.equal(await total(), before + 3);
-      const copies = (await app.get(`/api/v1/contacts?${query}&per_page=100`)).body.data as any[];
+      const copies = (await app.get(`/api/v1/contacts?${query}&per_page=100`)).body.data as Json[];
       assert.equal(copies.length, 6);
       for (const original of listed) {
         const twins = copies.filter((c) => c.name === original.name);
@@ -176,7 +177,7 @@ for (const dialect of DIALECTS) {
 
       const again = await importFile('inquiries', exported.text);
       assert.deepEqual(again.body, { created: 1, failed: [] });
-      const both = (await app.get('/api/v1/inquiries?search=Big%20ticket')).body.data as any[];
+      const both = (await app.get('/api/v1/inquiries?search=Big%20ticket')).body.data as Json[];
       assert.equal(both.length, 2);
       for (const copy of both) {
         assert.equal(copy.ticket_id, big, 'exact after the round trip');
@@ -270,7 +271,7 @@ for (const dialect of DIALECTS) {
       const reply = await importFile('users', csv);
       assert.equal(reply.status, 200, reply.text);
       assert.equal(reply.body.created, 2);
-      assert.deepEqual(reply.body.failed.map((f: any) => [f.row, Object.keys(f.errors)]), [[2, ['email']], [3, ['password']]]);
+      assert.deepEqual(reply.body.failed.map((f: Json) => [f.row, Object.keys(f.errors)]), [[2, ['email']], [3, ['password']]]);
       assert.deepEqual(reply.body.failed[0].errors.email, ['is already taken']);
 
       const token = await app.request('POST', '/api/v1/auth/token', { json: { email: 'agent.one@example.com', password: 'correct horse 1', device_name: 'csv test' }, token: null });

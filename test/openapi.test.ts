@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { recordResources } from '../src/resources/index.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
+import type { Json } from './helpers/json.ts';
 
 describe('OpenAPI document and reference', () => {
   let app: TestApp;
@@ -26,7 +27,7 @@ describe('OpenAPI document and reference', () => {
       assert.deepEqual(Object.keys(doc.paths[base]).sort(), ['get', 'post']);
       assert.deepEqual(Object.keys(doc.paths[`${base}/{id}`]).sort(), ['delete', 'get', 'patch']);
       const fields = [...resource.visible.map((f) => f.name), ...Object.keys(resource.computed)];
-      const record = Object.values(doc.components.schemas).find((s: any) => s.title === undefined && s.properties && Object.keys(s.properties).join() === fields.join()) as any;
+      const record = Object.values(doc.components.schemas).find((s: Json) => s.title === undefined && s.properties && Object.keys(s.properties).join() === fields.join()) as Json;
       assert.ok(record, `a component schema lists the ${resource.name} fields in order`);
       for (const f of resource.visible) {
         assert.equal(record.properties[f.name].title, f.label);

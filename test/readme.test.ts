@@ -8,10 +8,11 @@ import { promisify } from 'node:util';
 import { test } from 'node:test';
 import { freshDatabase } from './helpers/database.ts';
 import { ROOT, serveCli } from './helpers/process.ts';
+import type { Json } from './helpers/json.ts';
 
 /** curl prints bodies back to back with no newline: split them into top-level JSON values. */
-function jsonValues(text: string): any[] {
-  const values: any[] = [];
+function jsonValues(text: string): Json[] {
+  const values: Json[] = [];
   let depth = 0;
   let start = -1;
   let inString = false;

@@ -9,8 +9,9 @@ import type { KindName } from '../src/schema/kinds.ts';
 import type { Field, Resource } from '../src/schema/resource.ts';
 import { startApp, type Reply, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
+import type { Json } from './helpers/json.ts';
 
-type Row = Record<string, any>;
+type Row = Record<string, Json>;
 
 /** A value the field accepts and what the API answers for it. */
 interface Accepted {
@@ -37,7 +38,7 @@ interface KindCases {
 const strictlyEqual = (a: unknown, b: unknown) => a === b;
 
 /** A string of `n` code points ending with an astral emoji (two UTF-16 units). */
-const endingInEmoji = (n: number, fill = 'a') => fill.repeat(n - 1) + '😀';
+const endingInEmoji = (n: number, fill = 'a') => `${fill.repeat(n - 1)}😀`;
 
 const exactInteger = (actual: unknown, expected: unknown) =>
   (typeof actual === 'number' || typeof actual === 'bigint') && BigInt(actual) === BigInt(expected as bigint);
@@ -107,11 +108,11 @@ const KIND_CASES: Record<KindName, KindCases> = {
     accepted: (f) => [
       { value: 'correct horse battery staple', expect: undefined },
       { value: ' padded passphrase ', expect: undefined, label: 'spaces kept, not trimmed' },
-      { value: 'x'.repeat(f.max! - 1) + '😀', expect: undefined, label: `${f.max} code points` },
+      { value: `${'x'.repeat(f.max! - 1)}😀`, expect: undefined, label: `${f.max} code points` },
     ],
     rejected: (f) => [
       { value: 'short1!', label: '7 characters' },
-      { value: 'x'.repeat(f.max!) + '😀', label: `${f.max! + 1} code points` },
+      { value: `${'x'.repeat(f.max!)}😀`, label: `${f.max! + 1} code points` },
       { value: 'password', label: 'a common password' },
       { value: 'Qwerty123', label: 'a common password, any case' },
       { value: 42, label: 'a number' },

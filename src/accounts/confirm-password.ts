@@ -10,7 +10,7 @@ import { markPasswordConfirmed, passwordRecentlyConfirmed, type Session } from '
 import type { UserRow } from './store.ts';
 
 /** Said of every sensitive route in the API reference; the tests find the sensitive routes by it. */
-export const SENSITIVE = 'Sensitive: send `password`, or confirm it first with POST /api/v1/me/confirm-password (it then covers this session for PASSWORD_CONFIRM_MINUTES, 180 by default). Signing in does not count as a confirmation.';
+export const SENSITIVE = 'Sensitive: send `password`, or confirm it first with POST /api/v1/me/confirm-password (it then covers ' + 'this session for PASSWORD_CONFIRM_MINUTES, 180 by default). Signing in does not count as a confirmation.';
 
 const wrong = () => new AppError(422, 'validation_failed', 'The password is not correct.', { password: ['is not correct'] });
 

@@ -1,6 +1,6 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/connection.ts';
+import type { Log } from './log.ts';
 import type { Mailer } from './mail.ts';
 import type { AppKey } from './secrets.ts';
 
@@ -10,5 +10,5 @@ export interface Accounts {
   config: Config;
   key: AppKey;
   mailer: Mailer;
-  log: FastifyBaseLogger;
+  log: Log;
 }

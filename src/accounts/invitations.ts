@@ -25,12 +25,18 @@ export function invitationLink(a: Accounts, email: string, token: string): strin
   return `${a.config.appUrl}/invitation?token=${encodeURIComponent(token)}&email=${encodeURIComponent(email)}`;
 }
 
+const IF_UNEXPECTED =
+  'If you did not expect this, ignore this mail: ' +
+  'nobody can sign in to the account until a password is chosen through the link.';
+
 export async function sendInvitation(a: Accounts, user: Row, token: string): Promise<void> {
   const link = invitationLink(a, String(user.email), token);
   await a.mailer.send({
     to: String(user.email),
     subject: 'You are invited to Leadbook',
-    text: `Hello ${String(user.name)},\n\nyou have an account on Leadbook. To start, choose your password by opening this link within ${INVITATION_DAYS} days:\n\n${link}\n\nIf you did not expect this, ignore this mail: nobody can sign in to the account until a password is chosen through the link.\n`,
+    text:
+      `Hello ${String(user.name)},\n\nyou have an account on Leadbook. To start, choose your password ` +
+      `by opening this link within ${INVITATION_DAYS} days:\n\n${link}\n\n${IF_UNEXPECTED}\n`,
     link,
   });
 }

@@ -5,9 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { FastifyBaseLogger } from 'fastify';
 import nodemailer from 'nodemailer';
 import type { Config } from '../config.ts';
+import type { Log } from './log.ts';
 
 export interface Mail {
   to: string;
@@ -21,7 +21,7 @@ export interface Mailer {
   send(mail: Mail): Promise<void>;
 }
 
-export function createMailer(config: Config, log: FastifyBaseLogger): Mailer {
+export function createMailer(config: Config, log: Log): Mailer {
   if (config.smtpUrl) {
     const transport = nodemailer.createTransport(config.smtpUrl);
     return {
@@ -47,6 +47,6 @@ export function createMailer(config: Config, log: FastifyBaseLogger): Mailer {
  * Sends after the answer has gone: how long the answer takes then says nothing
  * about whether an account exists, and a slow mail server delays no one.
  */
-export function sendInBackground(log: FastifyBaseLogger, what: string, send: () => Promise<void>): void {
+export function sendInBackground(log: Log, what: string, send: () => Promise<void>): void {
   setImmediate(() => send().catch((error: unknown) => log.error({ err: error }, `${what} failed`)));
 }

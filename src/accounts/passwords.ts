@@ -34,7 +34,8 @@ let decoy: Promise<string> | undefined;
 
 export async function checkPassword(stored: string | null | undefined, plain: string): Promise<PasswordCheck> {
   if (!stored) {
-    await verify((await (decoy ??= hashPassword(crypto.randomUUID()))), plain).catch(() => false);
+    decoy ??= hashPassword(crypto.randomUUID());
+    await verify(await decoy, plain).catch(() => false);
     return { ok: false, needsRehash: false };
   }
   try {

@@ -52,7 +52,10 @@ export async function changePassword(a: Accounts, user: UserRow, session: Sessio
   await updateRecord({ database: a.database, actor: SELF, sessionId: session?.id }, userResource, String(user.id), { password: input.password });
 }
 
-/** Ends every other session and forgets remembered devices (their cookies would sign straight back in); answers how many sessions ended. */
+/**
+ * Ends every other session and forgets remembered devices (their cookies would sign straight back in); answers how
+ * many sessions ended.
+ */
 export async function signOutOtherSessions(a: Accounts, user: UserRow, session: Session | undefined, password: unknown): Promise<number> {
   await confirmPassword(a, user, session, password);
   const ended = await deleteUserSessions(a, user.id, session?.id);

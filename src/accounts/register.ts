@@ -9,7 +9,10 @@ import { countUsers, findUserById, type UserRow } from './store.ts';
 
 const SYSTEM = { id: 0n, role: 'admin' as const };
 
-/** What a person fills in to register: only what an account needs (first and last name and the rest of the profile come later, on /profile). */
+/**
+ * What a person fills in to register: only what an account needs (first and last name and the rest of the profile
+ * come later, on /profile).
+ */
 export const REGISTER_FIELDS = ['name', 'email', 'password'] as const;
 
 /** Creates a user through the records operation (same rules and validation), as the given role. */

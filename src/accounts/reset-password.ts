@@ -12,6 +12,9 @@ import { revokeAllTokens } from './tokens.ts';
 
 export const RESET_TOKEN_MINUTES = 60;
 
+const ASKED = 'Someone asked to reset the password of your Leadbook account.';
+const IF_NOT_YOU = 'If it was not you, ignore this mail; your password stays as it is.';
+
 export async function requestPasswordReset(a: Accounts, email: string): Promise<void> {
   const user = await findUserByEmail(a.database.db, email);
   if (!user) return;
@@ -20,11 +23,14 @@ export async function requestPasswordReset(a: Accounts, email: string): Promise<
   const uid = idParam(dialect, user.id);
   await db.deleteFrom('password_resets').where('user_id', '=', uid).execute();
   await db.insertInto('password_resets').values({ user_id: uid, token_hash: sha256(token), created_at: nowIso() }).execute();
-  const link = `${a.config.appUrl}/reset-password?token=${encodeURIComponent(token)}&email=${encodeURIComponent(user.email)}`;
+  const query = `token=${encodeURIComponent(token)}&email=${encodeURIComponent(user.email)}`;
+  const link = `${a.config.appUrl}/reset-password?${query}`;
   await a.mailer.send({
     to: user.email,
     subject: 'Reset your Leadbook password',
-    text: `Someone asked to reset the password of your Leadbook account.\n\nTo choose a new password, open this link within ${RESET_TOKEN_MINUTES} minutes:\n\n${link}\n\nIf it was not you, ignore this mail; your password stays as it is.\n`,
+    text:
+      `${ASKED}\n\nTo choose a new password, open this link within ${RESET_TOKEN_MINUTES} minutes:` +
+      `\n\n${link}\n\n${IF_NOT_YOU}\n`,
     link,
   });
 }
@@ -46,7 +52,9 @@ export async function spendMailedToken(a: Accounts, table: 'password_resets' | '
   return spent.numDeletedRows > 0n;
 }
 
-/** Sets a password (already checked) chosen through a mailed link: unlocks the account and ends every sign-in it had. */
+/**
+ * Sets a password (already checked) chosen through a mailed link: unlocks the account and ends every sign-in it had.
+ */
 export async function setMailedPassword(a: Accounts, userId: bigint, password: string, extra: Record<string, unknown> = {}): Promise<void> {
   await setUserColumns(a.database.db, a.database.dialect, userId, { password: await hashPassword(password), remember_token: null, ...extra });
   await clearFailures(a, userId);

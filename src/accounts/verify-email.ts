@@ -19,7 +19,7 @@ export async function sendVerificationMail(a: Accounts, user: UserRow): Promise<
   await a.mailer.send({
     to: user.email,
     subject: 'Confirm your Leadbook email address',
-    text: `Please confirm that ${user.email} is your address by opening this link within ${VERIFY_LINK_MINUTES} minutes:\n\n${link}\n`,
+    text: `Please confirm that ${user.email} is your address by opening ` + `this link within ${VERIFY_LINK_MINUTES} minutes:\n\n${link}\n`,
     link,
   });
 }

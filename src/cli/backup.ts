@@ -77,7 +77,9 @@ function readableFile(file: string): void {
 
 const sqliteDatabasePath = (config: Config) => path.join(config.dataDir, SQLITE_FILE);
 
-/** Opens a file that claims to be an SQLite Leadbook database and checks it is one, whole. Answers its record counts. */
+/**
+ * Opens a file that claims to be an SQLite Leadbook database and checks it is one, whole. Answers its record counts.
+ */
 function checkSqliteBackup(file: string): Record<string, number> {
   let db: SQLite.Database;
   try {
@@ -147,7 +149,7 @@ function restoreSqlite(config: Config, file: string): string {
     } catch (error) {
       live.close();
       if ((error as { code?: string }).code === 'SQLITE_BUSY') {
-        throw new Error(`the database ${target} is in use: stop every \`leadbook serve\` using DATA_DIR=${config.dataDir}, then restore`);
+        throw new Error(`the database ${target} is in use: stop every \`leadbook ` + `serve\` using DATA_DIR=${config.dataDir}, then restore`);
       }
       throw error;
     }
@@ -173,12 +175,20 @@ function restoreSqlite(config: Config, file: string): string {
       live.close();
     }
   }
-  return `Restored ${file} into ${target}: ${summary(counts)}.${live ? ` The previous database is kept as ${target}.before-restore.` : ''}`;
+  const kept = live ? ` The previous database is kept as ${target}.before-restore.` : '';
+  return `Restored ${file} into ${target}: ${summary(counts)}.${kept}`;
 }
 
 // ---------------------------------------------------------------- PostgreSQL
 
-/** The URL without its password, and the environment that passes the password instead (never on a command line, where `ps` shows it). */
+const INSTALL_CLIENT_TOOLS =
+  "install the PostgreSQL client tools (the server's major version or newer), " +
+  'e.g. apt-get install postgresql-client';
+
+/**
+ * The URL without its password, and the environment that passes the password instead (never on a command line, where
+ * `ps` shows it).
+ */
 function pgConnection(databaseUrl: string): { url: string; env: NodeJS.ProcessEnv } {
   const url = new URL(databaseUrl);
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -192,7 +202,7 @@ function run(tool: string, args: string[], env: NodeJS.ProcessEnv): Promise<stri
     execFile(tool, args, { env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (!error) return resolve(stdout);
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        return reject(new Error(`${tool} was not found: install the PostgreSQL client tools (the server's major version or newer), e.g. apt-get install postgresql-client`));
+        return reject(new Error(`${tool} was not found: ${INSTALL_CLIENT_TOOLS}`));
       }
       reject(new Error(`${tool} failed: ${stderr.trim() || error.message}`));
     });
@@ -258,7 +268,7 @@ export async function restoreDatabase(config: Config, file: string): Promise<str
   readableFile(file);
   const kind = kindOf(file);
   if (kind === 'other') throw new Error(`${file} is not a Leadbook backup (neither an SQLite database nor a pg_dump archive); nothing was changed`);
-  if (config.databaseUrl && kind === 'sqlite') throw new Error(`${file} is a backup of an SQLite database, but DATABASE_URL points at PostgreSQL; unset DATABASE_URL to restore it into ${config.dataDir}`);
+  if (config.databaseUrl && kind === 'sqlite') throw new Error(`${file} is a backup of an SQLite database, but DATABASE_URL points ` + `at PostgreSQL; unset DATABASE_URL to restore it into ${config.dataDir}`);
   if (!config.databaseUrl && kind === 'postgres') throw new Error(`${file} is a pg_dump archive of a PostgreSQL database; set DATABASE_URL to the database to restore it into`);
   return config.databaseUrl ? restorePostgres(config, file) : restoreSqlite(config, file);
 }

@@ -116,7 +116,10 @@ const CITY_SUFFIXES = [
   'brook', 'haven', 'moor', 'gate', 'ridge', 'caster',
 ];
 
-/** 500 cities, each with its country: the real ones first, then made-up English-sounding towns spread over the countries. */
+/**
+ * 500 cities, each with its country: the real ones first, then made-up English-sounding towns spread over the
+ * countries.
+ */
 export const CITIES: readonly { city: string; country: string; dial: string }[] = (() => {
   const out: { city: string; country: string; dial: string }[] = [];
   for (const [country, dial, cities] of COUNTRY_TABLE) for (const city of cities) out.push({ city, country, dial });
@@ -178,7 +181,9 @@ const DAY = 86_400_000;
 
 const localParts = new Map<string, string>();
 
-/** `José Núñez` → `jose.nunez`: what a mail address made from a name looks like (cached: it is asked a million times). */
+/**
+ * `José Núñez` → `jose.nunez`: what a mail address made from a name looks like (cached: it is asked a million times).
+ */
 function emailLocalPart(first: string, last: string): string {
   const key = `${first}.${last}`;
   let local = localParts.get(key);
@@ -232,7 +237,7 @@ export class ContactFaker {
     for (const word of planted) words.splice(this.int(0, words.length), 0, this.plant(word));
     if (this.rand() < RATES.tricky) words.splice(this.int(0, words.length), 0, this.pick(TRICKY));
     const text = words.join(' ');
-    return text[0]!.toUpperCase() + text.slice(1) + '.';
+    return `${text[0]!.toUpperCase()}${text.slice(1)}.`;
   }
 
   private budget(): string {

@@ -66,7 +66,7 @@ program
 
 program
   .command('make:migration')
-  .description('write a new migration that takes the database from the last snapshot to the resource declarations (for developers)')
+  .description('write a new migration that takes the database from the ' + 'last snapshot to the resource declarations (for developers)')
   .argument('<name>', 'what it does, in lower-case words joined by hyphens, e.g. add-website')
   .option('--rename <table.old=new>', 'a column renamed (never guessed from a drop and an add); repeatable', (v: string, p: string[]) => [...p, v], [])
   .option('--allow-drop', 'allow dropping tables or columns, and the data in them')
@@ -88,7 +88,7 @@ program
 
 program
   .command('backup')
-  .description('write a consistent snapshot of the database to FILE while the app keeps serving (SQLite: online backup; PostgreSQL: pg_dump --format=custom)')
+  .description('write a consistent snapshot of the database to FILE while the app keeps ' + 'serving (SQLite: online backup; PostgreSQL: pg_dump --format=custom)')
   .argument('<file>', 'the backup file to write (replaced whole, never half-written)')
   .action(async (file: string) => {
     const { backupCommand } = await import('./backup.ts');
@@ -97,7 +97,7 @@ program
 
 program
   .command('restore')
-  .description('replace the database with a backup made by `leadbook backup` (SQLite: stop the app first; PostgreSQL: pg_restore --clean, in one transaction)')
+  .description('replace the database with a backup made by `leadbook backup` (SQLite: ' + 'stop the app first; PostgreSQL: pg_restore --clean, in one transaction)')
   .argument('<file>', 'the backup file to read')
   .action(async (file: string) => {
     const { restoreCommand } = await import('./backup.ts');
@@ -118,7 +118,7 @@ program
 
 program
   .command('import')
-  .description('import a CSV file (a header row of field names, then one record per row) into contacts, inquiries or users; invalid rows are listed and skipped, valid ones kept')
+  .description('import a CSV file (a header row of field names, then one record per row) into ' + 'contacts, inquiries or users; invalid rows are listed and skipped, valid ones kept')
   .argument('<resource>', 'contacts, inquiries or users')
   .argument('<file>', 'the CSV file')
   .option('--as <email>', 'the admin the records are created by (default: the first admin)')

@@ -49,5 +49,5 @@ export async function makeMigrationCommand(name: string, opts: { rename: string[
   const args = [name, ...opts.rename.map((r) => `--rename ${r}`), ...(opts.allowDrop ? ['--allow-drop'] : [])];
   fs.writeFileSync(file, migrationSource(`leadbook make:migration ${args.join(' ')}`, steps));
   fs.writeFileSync(path.join(dir, SNAPSHOT_FILE), `${compactJson(next)}\n`);
-  console.log(`Wrote ${path.relative(process.cwd(), file)} (${steps.length} steps: ${[...new Set(steps.map((s) => s.op))].join(', ')}) and the new snapshot.`);
+  console.log(`Wrote ${path.relative(process.cwd(), file)} (${steps.length} steps: ` + `${[...new Set(steps.map((s) => s.op))].join(', ')}) and the new snapshot.`);
 }

@@ -27,7 +27,7 @@ export function progress(label: string, total: number, unit: string): Progress {
     tick(done) {
       if (total === 0 || done < (total * nextTenth) / 10) return;
       while (done >= (total * nextTenth) / 10) nextTenth++;
-      process.stderr.write(`${label}: ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')} ${unit} (${Math.min(100, Math.floor((done / total) * 100))}%)\n`);
+      process.stderr.write(`${label}: ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')} ` + `${unit} (${Math.min(100, Math.floor((done / total) * 100))}%)\n`);
     },
     stop: () => {},
   };

@@ -44,7 +44,7 @@ export async function importCommand(resourceName: string, file: string, opts: Im
     bar.stop();
     const seconds = (performance.now() - started) / 1000;
     const failures = report.failed.length + (report.failed_truncated ?? 0);
-    console.log(`Imported ${report.created} ${resource.name} in ${seconds.toFixed(1)} s (${Math.round(report.created / seconds)} rows/s); ${failures} rows failed.`);
+    console.log(`Imported ${report.created} ${resource.name} in ${seconds.toFixed(1)} s ` + `(${Math.round(report.created / seconds)} rows/s); ${failures} rows failed.`);
     for (const failure of report.failed.slice(0, 20)) {
       const errors = Object.entries(failure.errors).map(([field, messages]) => `${field} ${messages.join('; ')}`).join(', ');
       console.log(`  row ${failure.row} (line ${failure.line}): ${errors}`);
@@ -66,7 +66,10 @@ export async function exportCommand(resourceName: string, file: string | undefin
     const bar = file ? progress(`exporting ${resource.name}`, meta.total ?? 0, 'rows') : undefined;
     const started = performance.now();
     let rows = 0;
-    const csv = await exportCsv(ctx, resource, query, { bom: opts.bom, onProgress: (n) => bar?.tick((rows = n)) });
+    const csv = await exportCsv(ctx, resource, query, { bom: opts.bom, onProgress: (n) => {
+      rows = n;
+      bar?.tick(n);
+    } });
     await pipeline(csv, file ? fs.createWriteStream(file) : process.stdout);
     bar?.stop();
     if (file) console.log(`Exported ${rows} ${resource.name} to ${file} in ${((performance.now() - started) / 1000).toFixed(1)} s.`);

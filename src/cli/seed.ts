@@ -55,7 +55,10 @@ async function insertAll(database: Database, resource: Resource, count: number, 
 export async function seed(database: Database, options: SeedOptions, onProgress: (rowsDone: number) => void = () => {}): Promise<void> {
   const agents = await ensureAgents(database);
   let done = 0;
-  const tick = (n: number) => onProgress((done += n));
+  const tick = (n: number) => {
+    done += n;
+    onProgress(done);
+  };
   await insertAll(database, contact, options.contacts, new ContactFaker(options.seed, agents), tick);
   await insertAll(database, inquiry, options.inquiries, new InquiryFaker(options.seed, agents), tick);
 }
@@ -82,6 +85,6 @@ export async function seedCommand(opts: SeedOptions): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     const rate = seconds > 0 ? Math.round(total / seconds) : total;
     const n = (x: number) => x.toLocaleString('en-US');
-    console.log(`Seeded ${n(opts.contacts)} contacts and ${n(opts.inquiries)} inquiries (seed ${opts.seed}) in ${seconds.toFixed(1)} s: ${n(rate)} rows/s.`);
+    console.log(`Seeded ${n(opts.contacts)} contacts and ${n(opts.inquiries)} inquiries ` + `(seed ${opts.seed}) in ${seconds.toFixed(1)} s: ${n(rate)} rows/s.`);
   });
 }

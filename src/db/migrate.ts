@@ -3,7 +3,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileMigrationProvider, type Kysely, type MigrationResultSet, Migrator } from 'kysely';
 
-/** Every file in migrations/ named `YYYY-MM-DDTNNNN-what.ts` (`.js` once compiled) is a migration, run in name order. */
+/**
+ * Every file in migrations/ named `YYYY-MM-DDTNNNN-what.ts` (`.js` once compiled) is a migration, run in name order.
+ */
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -58,7 +58,10 @@ export interface DiffOptions {
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const INDEXES = [['sortIndexes', 'sort'], ['referenceIndexes', 'reference'], ['uniqueLower', 'uniqueLower']] as const;
 
-/** The steps from one snapshot to the next; throws on what needs a person's decision (a drop, a new required column without a default). */
+/**
+ * The steps from one snapshot to the next; throws on what needs a person's decision (a drop, a new required column
+ * without a default).
+ */
 export function diffSnapshots(from: Snapshot, to: Snapshot, options: DiffOptions = {}): Step[] {
   const steps: Step[] = [];
   const drops: string[] = [];
@@ -116,7 +119,9 @@ export function diffSnapshots(from: Snapshot, to: Snapshot, options: DiffOptions
     for (const column of added) {
       const spec = next.columns[column]!;
       if (spec.notNull && spec.default === undefined) {
-        throw new Error(`${table}.${column} is required and has no default: the rows that exist would hold nothing; declare a default`);
+        throw new Error(
+          [`${table}.${column} is required and has no default:`, 'the rows that exist would hold nothing; declare a default'].join(' '),
+        );
       }
       steps.push({ op: 'addColumn', table, column, spec });
     }
@@ -127,7 +132,9 @@ export function diffSnapshots(from: Snapshot, to: Snapshot, options: DiffOptions
     if (reindex) steps.push({ op: 'search', table, columns: next.search });
   }
   if (drops.length && !options.allowDrop) {
-    throw new Error(`this would drop ${drops.join(', ')} and the data in it; say --allow-drop if that is meant, or --rename table.old=new for a rename`);
+    throw new Error(
+      [`this would drop ${drops.join(', ')} and the data in it;`, 'say --allow-drop if that is meant, or --rename table.old=new for a rename'].join(' '),
+    );
   }
   return steps;
 }

@@ -92,10 +92,13 @@ export function listQuerySchema(resource: Resource): JsonSchema {
   return {
     type: 'object',
     properties: {
-      search: { type: 'string', description: 'Every whitespace-separated word must occur, case-insensitively, in a searchable text field, or equal a searchable integer field.' },
+      search: { type: 'string', description: 'Every whitespace-separated word must occur, case-insensitively, ' + 'in a searchable text field, or equal a searchable integer field.' },
       filter: {
         type: 'object',
-        description: `filter[field]=value (equality) or filter[field][op]=value, op one of ${FILTER_OPS.join(', ')}; in takes a comma list, null takes true or false.`,
+        description: [
+          `filter[field]=value (equality) or filter[field][op]=value, op one of ${FILTER_OPS.join(', ')};`,
+          'in takes a comma list, null takes true or false.',
+        ].join(' '),
         properties: filterProperties,
         additionalProperties: false,
       },

@@ -110,7 +110,9 @@ function parsePositive(raw: unknown, name: string, max: number, fallback: number
   return n;
 }
 
-/** The canonical spelling of a list's order, which a cursor carries so it cannot be replayed on another list or sort. */
+/**
+ * The canonical spelling of a list's order, which a cursor carries so it cannot be replayed on another list or sort.
+ */
 function sortSignature(resourceName: string, sort: SortKey[]): string {
   return `${resourceName}:${sort.map((k) => (k.desc ? '-' : '') + k.field.name).join(',')}`;
 }

@@ -28,7 +28,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       info: {
         title: 'Leadbook API',
         version,
-        description: 'Contacts, inquiries and team accounts. Errors are application/problem+json. Big integers are exact JSON numbers; a request may also send them as digit strings.',
+        description: 'Contacts, inquiries and team accounts. Errors are application/problem+json. Big ' + 'integers are exact JSON numbers; a request may also send them as digit strings.',
       },
       servers: [{ url: '/' }],
       components: {

@@ -33,7 +33,8 @@ export function toAppError(error: FastifyError): AppError {
     const errors: Record<string, string[]> = {};
     for (const v of error.validation) {
       const key = v.instancePath.replace(/^\//, '').replace(/\//g, '.') || String(v.params?.missingProperty ?? error.validationContext ?? 'body');
-      (errors[key] ??= []).push(v.message ?? 'is invalid');
+      errors[key] ??= [];
+      errors[key].push(v.message ?? 'is invalid');
     }
     return new AppError(422, 'validation_failed', 'The request has invalid fields.', errors);
   }

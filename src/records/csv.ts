@@ -130,7 +130,8 @@ export async function exportCsv(ctx: Context, resource: Resource, query: Record<
     let read = 0;
     for (;;) {
       for (const row of page) yield fields.map((f) => exportCell(f, row[f.name]));
-      options.onProgress?.((read += page.length));
+      read += page.length;
+      options.onProgress?.(read);
       if (page.length < size) return;
       const last = page.at(-1)!;
       page = await pageAfter(plan.sort.map((k) => last[k.field.name] ?? null));
@@ -175,25 +176,32 @@ interface Column {
   field?: Field;
 }
 
-/** Reads the header row: every name must be a field an import can set or ignores; else a 422 before anything is written. */
+/**
+ * Reads the header row: every name must be a field an import can set or ignores; else a 422 before anything is
+ * written.
+ */
 function readHeader(resource: Resource, names: string[]): Column[] {
   const { writable, ignored } = importColumns(resource);
   const known = new Map([...writable, ...ignored].map((f) => [f.name, f]));
   const errors: FieldErrors = Object.create(null);
+  const addError = (key: string, message: string) => {
+    errors[key] ??= [];
+    errors[key].push(message);
+  };
   const seen = new Set<string>();
   const columns = names.map((raw, i): Column => {
     const name = raw.trim();
     const field = known.get(name);
-    if (name === '') (errors[`column ${i + 1}`] ??= []).push('has no name in the header row');
-    else if (seen.has(name)) (errors[name] ??= []).push('is given twice in the header row');
-    else if (!field) (errors[name] ??= []).push('is not a column you can import');
+    if (name === '') addError(`column ${i + 1}`, 'has no name in the header row');
+    else if (seen.has(name)) addError(name, 'is given twice in the header row');
+    else if (!field) addError(name, 'is not a column you can import');
     seen.add(name);
     return { name, field: field && !field.readOnly ? field : undefined };
   });
   const unknown = Object.keys(errors);
   if (unknown.length) {
     const importable = writable.map((f) => f.name).join(', ');
-    throw validationFailed(errors, `The header row has columns ${resource.name} cannot import: ${unknown.join(', ')}. Columns you can import: ${importable}. Nothing was imported.`);
+    throw validationFailed(errors, `The header row has columns ${resource.name} cannot import: ${unknown.join(', ')}. ` + `Columns you can import: ${importable}. Nothing was imported.`);
   }
   return columns;
 }

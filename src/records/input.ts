@@ -16,7 +16,7 @@ export function readInput(resource: Resource, body: unknown, mode: WriteMode): R
   for (const [name, raw] of Object.entries(source)) {
     const field = resource.field(name);
     if (field?.readOnly) continue;
-    if (!field || !field.fillable) { bag.add(name, 'is not a field you can write'); continue; }
+    if (!field?.fillable) { bag.add(name, 'is not a field you can write'); continue; }
     // A required text is not given by blanks either (Laravel's `required` reads it so too).
     const blank = raw === null || (field.required && field.kind.textual && typeof raw === 'string' && raw.trim() === '');
     if (blank) {

@@ -1,27 +1,15 @@
 // The operations on records. The JSON API and the web pages both call these;
 // neither talks to the database directly. Each write runs in one transaction.
-import type { Database } from '../db/connection.ts';
 import { AppError, type FieldErrors, notFound } from '../errors.ts';
 import { encodeCursor, parseListQuery } from '../derive/list-query.ts';
 import type { Resource } from '../schema/resource.ts';
+import type { Actor, Context } from './context.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
 import { rulesOf } from './rules.ts';
 import { readInput } from './input.ts';
 import { countReferences, countRows, deleteRow, recordExists, type Executor, insertRow, insertRows, type Row, selectById, selectRows, updateRow } from './repository.ts';
 
-/** Who is acting. */
-export interface Actor {
-  id: bigint;
-  role: 'admin' | 'agent';
-}
-
-export interface Context {
-  database: Database;
-  /** Absent for a stranger: every operation then answers 401. */
-  actor?: Actor;
-  /** The browser session the request came with, which a password change keeps. */
-  sessionId?: string;
-}
+export type { Actor, Context } from './context.ts';
 
 /** Every record operation starts here: strangers get 401, agents 403 on admin-only resources. */
 export function authorize(ctx: Context, resource: Resource): Actor {
@@ -104,7 +92,10 @@ async function prepare(resource: Resource, values: Row): Promise<Row> {
 
 const holdsValue = (v: unknown) => v !== null && v !== undefined && !(typeof v === 'string' && v.trim() === '');
 
-/** A record that must hold one of some fields (a contact: name, email or phone) and holds none is refused, naming each. */
+/**
+ * A record that must hold one of some fields (a contact: name, email or phone) and holds none is refused, naming
+ * each.
+ */
 function checkNeedsOneOf(resource: Resource, record: Row): void {
   const fields = resource.needsOneOf;
   if (fields.length === 0 || fields.some((f) => holdsValue(record[f.name]))) return;
@@ -156,7 +147,7 @@ export function parseId(raw: string): bigint {
 }
 
 function preconditionFailed(): AppError {
-  return new AppError(412, 'precondition_failed', 'The record has changed since you read it (If-Match does not match its ETag). Read it again and reapply your change.');
+  return new AppError(412, 'precondition_failed', 'The record has changed since you read it (If-Match does ' + 'not match its ETag). Read it again and reapply your change.');
 }
 
 export async function listRecords(ctx: Context, resource: Resource, query: Record<string, unknown>): Promise<ListResult> {

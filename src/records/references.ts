@@ -16,7 +16,10 @@ export type Choices = ReadonlyMap<string, readonly Choice[]>;
 /** A select lists at most this many; past it, the picker's search box narrows the list. */
 export const PICKER_LIMIT = 200;
 
-/** Records of `target` by title (those whose title holds `search`, when given), at most PICKER_LIMIT, and those named in `ids`. */
+/**
+ * Records of `target` by title (those whose title holds `search`, when given), at most PICKER_LIMIT, and those named
+ * in `ids`.
+ */
 export async function choicesOf(database: Database, target: Resource, ids: readonly string[] = [], search = ''): Promise<Choice[]> {
   const pk = target.primaryKey.name;
   const title = target.title.name;

@@ -4,15 +4,19 @@
 // own (resources/index.ts gives each resource its rules); there is no registry.
 import type { Executor, Row } from './repository.ts';
 import type { Resource } from '../schema/resource.ts';
-import type { Context } from './operations.ts';
+import type { Context } from './context.ts';
 
-/** What a hook asks for once the write has committed: a message for the person, work that must not run inside the transaction (a mail). */
+/**
+ * What a hook asks for once the write has committed: a message for the person, work that must not run inside the
+ * transaction (a mail).
+ */
 export interface AfterCommit {
   notice?: string;
   afterCommit?: () => void;
 }
 
 export interface RecordHooks {
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook with nothing to run after the commit just returns
   afterCreate?(trx: Executor, ctx: Context, record: Row, input: Row): Promise<AfterCommit | void>;
   beforeUpdate?(trx: Executor, ctx: Context, before: Row, changes: Row): Promise<void>;
   afterUpdate?(trx: Executor, ctx: Context, before: Row, changes: Row): Promise<void>;

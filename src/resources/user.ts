@@ -1,3 +1,5 @@
+import { hashPassword, passwordProblems } from '../accounts/passwords.ts';
+import { passwordKind } from '../schema/kinds.ts';
 import { defineResource } from '../schema/resource.ts';
 
 export const ROLES = ['admin', 'agent'] as const;
@@ -23,7 +25,7 @@ export const user = defineResource({
     // Left out of a create, the account is invited: its owner chooses the password through a mailed link, and
     // until then the stored value is empty, which nothing matches (see accounts/invitations.ts).
     password: {
-      kind: 'password', max: 255, hidden: true, nullable: false, default: '',
+      kind: passwordKind({ hash: hashPassword, problems: passwordProblems }), max: 255, hidden: true, nullable: false, default: '',
       hint: 'Leave empty to email an invitation: they choose their own password through a link that works for 7 days.',
     },
     two_factor_secret: { kind: 'text', hidden: true, managed: true },

@@ -2,7 +2,6 @@
 // schema, its column on each dialect, how it is read from JSON, a form or CSV
 // cell, a query string and a database row, how it is written back, how a page
 // shows it and which control edits it. Adding a kind touches only this file.
-import { hashPassword, passwordProblems } from '../accounts/passwords.ts';
 import { type FormatName, formats } from './formats.ts';
 import { fail, ok, parseDateTime, parseIntegerInRange, parseText, type Parsed } from './values.ts';
 
@@ -236,29 +235,48 @@ const dateTime: FieldKind = {
 
 const CANONICAL_INSTANT = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
 
-// Written only, never read back: checked exactly as sent (no trimming), then
-// hashed before it is stored.
-const password: FieldKind = {
-  name: 'password', seedType: 'string', defaultInput: 'password', textual: false, integral: false, operators: [], seedRules: lengthRules,
-  schema: (f) => ({ type: 'string', minLength: 8, maxLength: f.max, writeOnly: true }),
-  column: (f) => `varchar(${f.max})`,
-  fromJson(raw) {
-    if (typeof raw !== 'string') return fail('must be a string');
-    const problems = passwordProblems(raw);
-    return problems.length ? fail(problems[0]!) : ok(raw);
-  },
-  fromQuery: () => fail('cannot be searched'),
-  fromDb: () => undefined,
-  toDb: (value) => value,
-  // '' is an invited account's "no password yet" (a default, never from a client: a password has 8 characters or
-  // more), stored as it is so that no password matches it.
-  beforeStore: async (value) => (value === '' ? '' : hashPassword(value as string)),
-  writeOnly: true,
-  fromForm: (raw) => raw,
-  toInput: () => '',
-  display: () => ({ text: '' }),
-  sample: (_f, _n, tag) => `${tag} correct horse battery staple`,
-};
+/**
+ * How a password is judged and hashed. The app gives them (the user
+ * declaration passes accounts/passwords.ts), so the kinds import nothing of it.
+ */
+export interface PasswordPolicy {
+  /** What is wrong with a chosen password, worst first; none when it will do. */
+  problems(plain: string): string[];
+  hash(plain: string): Promise<string>;
+}
+
+/**
+ * The password kind, for a declaration: `kind: passwordKind(policy)`.
+ * Written only, never read back: checked exactly as sent (no trimming), then
+ * hashed before it is stored.
+ */
+export function passwordKind(policy: PasswordPolicy): FieldKind {
+  return {
+    name: 'password', seedType: 'string', defaultInput: 'password', textual: false, integral: false, operators: [],
+    seedRules: lengthRules,
+    schema: (f) => ({ type: 'string', minLength: 8, maxLength: f.max, writeOnly: true }),
+    column: (f) => `varchar(${f.max})`,
+    fromJson(raw) {
+      if (typeof raw !== 'string') return fail('must be a string');
+      const problems = policy.problems(raw);
+      return problems.length ? fail(problems[0]!) : ok(raw);
+    },
+    fromQuery: () => fail('cannot be searched'),
+    fromDb: () => undefined,
+    toDb: (value) => value,
+    // '' is an invited account's "no password yet" (a default, never from a client: a password has 8 characters or
+    // more), stored as it is so that no password matches it.
+    beforeStore: async (value) => (value === '' ? '' : policy.hash(value as string)),
+    writeOnly: true,
+    fromForm: (raw) => raw,
+    toInput: () => '',
+    display: () => ({ text: '' }),
+    sample: (_f, _n, tag) => `${tag} correct horse battery staple`,
+  };
+}
+
+/** The kinds a declaration names by a string; a password field is given `passwordKind(policy)` instead. */
+export type NamedKind = Exclude<KindName, 'password'>;
 
 export const kinds = {
   string: textKind('string', 'string', 'text'),
@@ -267,5 +285,4 @@ export const kinds = {
   bigInteger,
   boolean,
   dateTime,
-  password,
-} satisfies Record<KindName, FieldKind>;
+} satisfies Record<NamedKind, FieldKind>;

@@ -2,7 +2,7 @@
 // wrong declaration stops the boot with a clear message instead of failing
 // mid-request.
 import { type FormatName, formats } from './formats.ts';
-import { kinds, type FieldKind, type InputKind, type KindName } from './kinds.ts';
+import { kinds, type FieldKind, type InputKind, type NamedKind } from './kinds.ts';
 
 export type OnDelete = 'restrict' | 'set null' | 'cascade';
 
@@ -16,7 +16,8 @@ export interface FieldFlags {
 
 /** What a declaration writes for one field; everything else has a default. */
 export interface FieldDecl extends Partial<FieldFlags> {
-  kind: KindName;
+  /** A kind by name, or a kind made for the field (`passwordKind(policy)`). */
+  kind: NamedKind | FieldKind;
   input?: InputKind;
   max?: number;
   required?: boolean;
@@ -49,7 +50,9 @@ export interface FieldDecl extends Partial<FieldFlags> {
   defaultActor?: boolean;
   /** The resource whose ids this field holds (shown by its title, chosen from a list): a foreign key. */
   references?: string;
-  /** What deleting the referenced record does to this one: refused, the reference cleared, or this record deleted too. */
+  /**
+   * What deleting the referenced record does to this one: refused, the reference cleared, or this record deleted too.
+   */
   onDelete?: OnDelete;
   /**
    * The index pages offer to sort by it: a migration gives it an index on
@@ -105,7 +108,10 @@ export interface ResourceDecl {
   computed?: Record<string, ComputedField>;
   /** Who may use the records routes: every signed-in user, or admins only. */
   access?: 'agent' | 'admin';
-  /** A record must hold at least one of these fields (not null, not blank): a contact needs a name, an email or a phone. */
+  /**
+   * A record must hold at least one of these fields (not null, not blank): a contact needs a name, an email or a
+   * phone.
+   */
   needsOneOf?: readonly string[];
   /** The field that names a record to a person (in lists of references, titles, pickers); default `name`. */
   title?: string;
@@ -156,8 +162,11 @@ function humanize(name: string): string {
 function buildField(resource: string, name: string, decl: FieldDecl): Field {
   const where = `resource ${resource}, field ${name}`;
   if (!NAME.test(name)) throw new Error(`${where}: a field name is lower_snake_case`);
-  const kind = kinds[decl.kind];
-  if (!kind) throw new Error(`${where}: unknown kind ${String(decl.kind)}`);
+  const kind: FieldKind | undefined = typeof decl.kind === 'string' ? kinds[decl.kind] : decl.kind;
+  if (!kind) {
+    const hint = String(decl.kind) === 'password' ? ' (a password field takes kind: passwordKind({ hash, problems }))' : '';
+    throw new Error(`${where}: unknown kind ${String(decl.kind)}${hint}`);
+  }
   const max = decl.max ?? kind.defaultMax;
   if (kind.textual && !(Number.isInteger(max) && max! > 0)) throw new Error(`${where}: a text field needs a positive max`);
   const system = Boolean(decl.primary || decl.timestamp);

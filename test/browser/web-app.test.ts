@@ -558,7 +558,11 @@ for (const dialect of DIALECTS) {
       // Without a file the browser asks for one; a header the resource does not know is refused by name, nothing imported.
       await visit(page, '/contacts/import');
       assert.equal(await page.getByLabel('CSV file').evaluate((el: HTMLInputElement) => el.checkValidity()), false, 'a file is required');
-      await page.getByLabel('CSV file').setInputFiles({ name: 'typo.csv', mimeType: 'text/csv', buffer: Buffer.from('name,emial\r\nTypo Person,typo@example.com\r\n') });
+      await page.getByLabel('CSV file').setInputFiles({
+        name: 'typo.csv',
+        mimeType: 'text/csv',
+        buffer: Buffer.from('name,emial\r\nTypo Person,typo@example.com\r\n'),
+      });
       await page.locator('main').getByRole('button', { name: 'Import' }).click();
       await page.getByRole('alert').waitFor();
       assert.match(await page.getByRole('alert').innerText(), /emial/, 'the unknown column is named');

@@ -14,12 +14,13 @@ import { type Database, openDatabase } from '../../src/db/connection.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Dialect } from '../../src/schema/kinds.ts';
 import { freshDatabase } from './database.ts';
+import type { Json } from './json.ts';
 
 export interface Reply {
   status: number;
   headers: Headers;
   text: string;
-  body: any;
+  body: Json;
 }
 
 export interface RequestOptions {

@@ -8,7 +8,7 @@ import { recordResources, user } from '../../src/resources/index.ts';
 import type { Resource } from '../../src/schema/resource.ts';
 import { DIALECTS, freshDatabase } from '../helpers/database.ts';
 import { inDependencyOrder, sampleInput } from '../helpers/samples.ts';
-import { type Api, api, countOf, envOf, random, recordsById, type Running, SOAK, seedOf, signUpAdmin, sleep, type Warm, warmServer } from './helpers/served.ts';
+import { type Answer, type Api, api, countOf, envOf, random, recordsById, type Running, SOAK, seedOf, signUpAdmin, sleep, type Warm, warmServer } from './helpers/served.ts';
 
 const ROUNDS = SOAK ? 100 : 10;
 // Every record resource, derived from the declarations (accounts are written through their own doors, tested by the
@@ -111,7 +111,7 @@ for (const dialect of DIALECTS) {
                 ? { kind: 'patch', resource, id: mine[Math.floor(rand() * mine.length)]!, body: patchBody(resource, tag, n, anchors) }
                 : { kind: 'create', resource, body: createBody(resource, tag, n, anchors) };
               inFlight[w] = write;
-              let answer;
+              let answer: Answer;
               try {
                 answer = write.kind === 'create'
                   ? await client.request('POST', `/api/v1/${resource}`, { json: write.body })

@@ -12,6 +12,7 @@ import { toJson } from '../helpers/app.ts';
 import { DIALECTS, type FreshDatabase, freshDatabase } from '../helpers/database.ts';
 import { type Served, serveCli } from '../helpers/process.ts';
 import { mb, type Outcome, runClosedLoop, summary, treeRss } from './helpers/load.ts';
+import type { Json } from '../helpers/json.ts';
 
 const SOAK = Boolean(process.env.LEADBOOK_SOAK);
 const DURATION_MS = SOAK ? 60_000 : 5_000;
@@ -80,7 +81,7 @@ for (const dialect of RUN_DIALECTS) {
         ids[resource] = Array.from({ length: SEED_ROWS }, (_, i) => top - i);
       }
 
-      const timed = async (op: string, expected: number, send: () => Promise<{ status: number; text: string; body?: any }>, check?: (body: any) => boolean): Promise<Outcome> => {
+      const timed = async (op: string, expected: number, send: () => Promise<{ status: number; text: string; body?: Json }>, check?: (body: Json) => boolean): Promise<Outcome> => {
         const started = performance.now();
         try {
           const reply = await send();

@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import { DIALECTS, freshDatabase } from '../helpers/database.ts';
 import { type Answer, api, envOf, recordsById, serve, signUpAdmin, sleep, SOAK } from './helpers/served.ts';
 import { TcpProxy } from './helpers/tcp-proxy.ts';
+import type { Json } from '../helpers/json.ts';
 
 const OUTAGES = SOAK ? 20 : 2;
 const OUTAGE_MS = 2000;
@@ -133,7 +134,7 @@ describe('database outage (postgres)', { skip: !DIALECTS.includes('postgres') &&
       });
       stats.lost = lost.length;
       assert.deepEqual(lost.map(([id]) => id), [], 'no acknowledged write is lost');
-      const records: Record<string, any>[] = [];
+      const records: Record<string, Json>[] = [];
       for (let cursor = ''; ;) {
         const page = await client.get(`/api/v1/contacts?per_page=100&cursor=${encodeURIComponent(cursor)}`);
         assert.equal(page.status, 200, page.text);

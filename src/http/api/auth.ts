@@ -125,7 +125,7 @@ export function authRoutes(a: Accounts) {
       { path: '/reset-password', throttle: 'reset', set: resetPassword, message: 'Your password has been reset; sign in with it.', summary: 'Set a new password with the token from the reset mail' },
       {
         path: '/accept-invitation', throttle: 'invitation', set: acceptInvitation, message: 'Your password is set; sign in with it.',
-        summary: 'Choose the password of an invited account with the token from the invitation mail (valid 7 days, once); confirms the email too',
+        summary: 'Choose the password of an invited account with the token from ' + 'the invitation mail (valid 7 days, once); confirms the email too',
       },
     ];
     for (const link of mailedLinks) {
@@ -151,7 +151,9 @@ export function authRoutes(a: Accounts) {
       const user = request.user!;
       await limit.attempts(request, reply, `verify:${user.id}`);
       sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, user));
-      return reply.code(202).send({ message: user.email_verified_at ? 'Your address is already verified.' : 'A verification link is on its way.' });
+      return reply.code(202).send({
+        message: user.email_verified_at ? 'Your address is already verified.' : 'A verification link is on its way.',
+      });
     });
 
     app.get('/verify-email/:id/:hash', {

@@ -1,102 +1,18 @@
 // GET /api/v1/{resource}/export?format=csv and POST /api/v1/{resource}/import.
 // Thin: they read the request, call the CSV core (src/records/csv.ts), and
-// write the answer. The upload reading is shared with the import page.
-import type { Readable } from 'node:stream';
-import multipart, { type MultipartFile } from '@fastify/multipart';
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+// write the answer. The upload reading is shared with the import page
+// (src/http/csv-upload.ts).
+import multipart from '@fastify/multipart';
+import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Database } from '../../db/connection.ts';
 import { listQuerySchema } from '../../derive/api-schema.ts';
 import { AppError } from '../../errors.ts';
-import { exportCsv, exportFilename, IMPORT_MAX_BYTES, importColumns, importCsv, type ImportReport, looksLikeCsv, ROW_ERROR } from '../../records/csv.ts';
-import { authorize, type Context } from '../../records/operations.ts';
+import { exportCsv, exportFilename, IMPORT_MAX_BYTES, importColumns, ROW_ERROR } from '../../records/csv.ts';
 import type { Resource } from '../../schema/resource.ts';
-import { contextOf } from './records.ts';
+import { contextOf } from '../context.ts';
+import { IMPORT_MULTIPART, importUpload, uploadError } from '../csv-upload.ts';
 
 const MIB = 1024 * 1024;
-/** Room for the multipart envelope (boundaries, part headers, a field or two) around the file. */
-const ENVELOPE_BYTES = 64 * 1024;
-
-/** The multipart limits of both import doors: one file of at most 50 MiB. */
-export const IMPORT_MULTIPART = {
-  limits: { fileSize: IMPORT_MAX_BYTES, files: 1, fields: 10, parts: 20, fieldSize: 64 * 1024 },
-  throwFileSizeLimit: true,
-};
-
-const tooLarge = () => new AppError(413, 'payload_too_large', `The file is larger than ${IMPORT_MAX_BYTES / MIB} MiB; split it into smaller files.`);
-const noFile = () => new AppError(422, 'validation_failed', 'Send the CSV file in a multipart field named file.', { file: ['is required: choose a CSV file'] });
-
-const MULTIPART_LIMITS = new Set(['FST_REQ_FILE_TOO_LARGE', 'FST_FILES_LIMIT', 'FST_PARTS_LIMIT', 'FST_FIELDS_LIMIT']);
-const MULTIPART_BROKEN = new Set(['FST_PROTO_VIOLATION', 'FST_INVALID_JSON_FIELD_ERROR', 'FST_MP_PREMATURE_CLOSE']);
-// busboy's own errors carry no code, only these messages.
-const BUSBOY_BROKEN = /^(Unexpected end of (form|file)|Malformed (part header|urlencoded form)|Multipart: Boundary not found|Unexpected end of multipart data|(Part|Preamble) terminated early due to unexpected end of multipart data)/;
-
-/** Problems of reading an upload as problems: a limit is a 413, a body that is not multipart a 415, a broken one a 400; else undefined. */
-export function uploadError(error: unknown): AppError | undefined {
-  if (error instanceof AppError) return error;
-  const code = (error as { code?: string } | null)?.code ?? '';
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge();
-  if (MULTIPART_LIMITS.has(code)) return new AppError(413, 'payload_too_large', 'Send one CSV file, in a field named file, and little else.');
-  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') {
-    return new AppError(415, 'unsupported_media_type', 'Send the CSV file as multipart/form-data, in a field named file.');
-  }
-  if (MULTIPART_BROKEN.has(code) || BUSBOY_BROKEN.test((error as Error | null)?.message ?? '')) {
-    return new AppError(400, 'bad_request', 'The upload could not be read to its end; send the file again.');
-  }
-  return undefined;
-}
-
-/**
- * The uploaded CSV file of a multipart request (field `file`), as a stream
- * that fails with a 413 when the file passes the limit: busboy would
- * otherwise just cut it short, and half a file would import as a whole one.
- */
-export async function uploadedCsv(request: FastifyRequest, beforeRead?: BeforeRead): Promise<Readable> {
-  if (!request.isMultipart()) throw uploadError({ code: 'FST_INVALID_MULTIPART_CONTENT_TYPE' })!;
-  // Refuse a body that is too large by its own account before reading any of it.
-  if (Number(request.headers['content-length'] ?? 0) > IMPORT_MAX_BYTES + ENVELOPE_BYTES) throw tooLarge();
-  let part;
-  try {
-    part = await request.file();
-  } catch (error) {
-    throw uploadError(error) ?? error;
-  }
-  if (beforeRead) {
-    try {
-      await beforeRead(part);
-    } catch (error) {
-      part?.file.resume();
-      throw error;
-    }
-  }
-  if (!part) throw noFile();
-  // A browser sends an empty file input as a file part with no name.
-  if (part.fieldname !== 'file' || part.filename === '') {
-    part.file.resume();
-    throw noFile();
-  }
-  if (!looksLikeCsv(part.filename, part.mimetype)) {
-    part.file.resume();
-    throw new AppError(415, 'unsupported_media_type', `${part.filename} is not a CSV file: save it from your spreadsheet as "CSV UTF-8 (comma delimited)".`, { file: ['must be a CSV file (.csv)'] });
-  }
-  const file = part.file;
-  file.on('limit', () => file.destroy(tooLarge()));
-  return file;
-}
-
-/** A check of the file's part (and the fields before it) that must pass before the file is read: the page's CSRF token. */
-export type BeforeRead = (part: MultipartFile | undefined) => Promise<void>;
-
-/** Reads the upload of a request and imports it: what both import doors do. */
-export async function importUpload(ctx: Context, resource: Resource, request: FastifyRequest, beforeRead?: BeforeRead): Promise<ImportReport> {
-  try {
-    // Who may import is settled before a byte of the file is read.
-    authorize(ctx, resource);
-    return await importCsv(ctx, resource, await uploadedCsv(request, beforeRead));
-  } catch (error) {
-    // The rest of an upload refused part-way is read and thrown away after the answer (src/http/drain.ts).
-    throw uploadError(error) ?? error;
-  }
-}
 
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } });
 const fieldErrors = { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } };
@@ -109,7 +25,10 @@ function importReportSchema() {
       created: { type: 'integer', description: 'rows written' },
       failed: {
         type: 'array',
-        description: `rows that were skipped, in row order, at most 1000 of them. errors maps a field to its messages; ${ROW_ERROR} holds a problem of the whole row (a wrong number of values).`,
+        description: [
+          'rows that were skipped, in row order, at most 1000 of them. errors maps a field to its messages;',
+          `${ROW_ERROR} holds a problem of the whole row (a wrong number of values).`,
+        ].join(' '),
         items: {
           type: 'object',
           properties: {
@@ -145,9 +64,12 @@ export function csvRoutes(database: Database, resource: Resource) {
         tags,
         summary: `Export ${resource.name} as CSV`,
         description: [
-          `The whole filtered, sorted list (search, filter and sort as for GET /api/v1/${resource.name}; no paging), streamed.`,
-          'A header row of the field names in index, then one row per record: an empty cell is null, booleans are true/false,',
-          'date-times RFC 3339 UTC, big integers exact. A text cell that starts with = + - @, a tab or a carriage return is',
+          `The whole filtered, sorted list (search, filter and sort as for GET /api/v1/${resource.name}; no`,
+          `paging), streamed.`,
+          'A header row of the field names in index, then one row per record: an empty cell is null, booleans',
+          'are true/false,',
+          'date-times RFC 3339 UTC, big integers exact. A text cell that starts with = + - @, a tab or a',
+          'carriage return is',
           "prefixed with ' so that a spreadsheet does not run it as a formula (the import removes it again).",
         ].join(' '),
         querystring: {
@@ -186,13 +108,18 @@ export function csvRoutes(database: Database, resource: Resource) {
         tags,
         summary: `Import ${resource.name} from CSV`,
         description: [
-          `multipart/form-data with one file in the field file, at most ${IMPORT_MAX_BYTES / MIB} MiB, UTF-8 (a byte order mark is fine), comma-separated.`,
+          `multipart/form-data with one file in the field file, at most ${IMPORT_MAX_BYTES / MIB} MiB, UTF-8`,
+          `(a byte order mark is fine), comma-separated.`,
           `Its first row names the columns: ${columns.writable.map((f) => f.name).join(', ')};`,
-          `${columns.ignored.map((f) => f.name).join(', ')} are read-only and ignored. Another name is a 422 before any row is written.`,
-          'Each row is checked and stored like POST: an empty cell is null, true/false (or 1/0) booleans, dates YYYY-MM-DD or RFC 3339.',
-          'Valid rows are written in batches of 500 rows, a transaction each, and kept; invalid rows are skipped and reported in failed,',
+          `${columns.ignored.map((f) => f.name).join(', ')} are read-only and ignored. Another name is a 422`,
+          `before any row is written.`,
+          'Each row is checked and stored like POST: an empty cell is null, true/false (or 1/0) booleans,',
+          'dates YYYY-MM-DD or RFC 3339.',
+          'Valid rows are written in batches of 500 rows, a transaction each, and kept; invalid rows are',
+          'skipped and reported in failed,',
           'numbered as data rows (the header is row 0, the first row under it row 1). A row is never half-written.',
-          'If the file turns out to be malformed CSV part-way (400, naming the line), the rows before that point are kept and the detail says how many.',
+          'If the file turns out to be malformed CSV part-way (400, naming the line), the rows before that',
+          'point are kept and the detail says how many.',
         ].join(' '),
         consumes: ['multipart/form-data'],
         body: {

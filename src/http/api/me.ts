@@ -14,7 +14,7 @@ import { findUserById, idFromText, publicUser, type UserRow } from '../../accoun
 import { createOwnToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
 import { AppError, FieldErrorBag, notFound } from '../../errors.ts';
 import { clearAuthCookies } from '../auth.ts';
-import { uploadError } from './csv.ts';
+import { uploadError } from '../csv-upload.ts';
 
 const tags = ['me'];
 
@@ -67,7 +67,7 @@ export function meRoutes(a: Accounts) {
 
     app.post('/avatar', {
       schema: { tags, summary: 'Upload an avatar (multipart field "avatar": JPEG, PNG, WebP or GIF, at most 2 MB)', consumes: ['multipart/form-data'], response: { 200: userResponse } },
-    }, async (request, reply) => {
+    }, async (request) => {
       if (!request.isMultipart()) throw new AppError(415, 'unsupported_media_type', 'Send the avatar as multipart/form-data, in a field named avatar.');
       if (declaresTooLarge(request.headers['content-length'])) {
         // Refused before a byte is read; the rest is thrown away after the answer (src/http/drain.ts).
@@ -76,7 +76,7 @@ export function meRoutes(a: Accounts) {
       let upload: Buffer;
       try {
         const file = await request.file();
-        if (!file || file.fieldname !== 'avatar') throw new AppError(422, 'validation_failed', 'Send the image in a field named avatar.', { avatar: ['is required'] });
+        if (file?.fieldname !== 'avatar') throw new AppError(422, 'validation_failed', 'Send the image in a field named avatar.', { avatar: ['is required'] });
         upload = await file.toBuffer();
       } catch (error) {
         throw avatarUploadError(error);

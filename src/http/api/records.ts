@@ -3,8 +3,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { listQuerySchema, schemaIds } from '../../derive/api-schema.ts';
 import type { Database } from '../../db/connection.ts';
-import { createRecord, deleteRecord, getRecord, listRecords, updateRecord, type Context } from '../../records/operations.ts';
+import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../../records/operations.ts';
 import type { Resource } from '../../schema/resource.ts';
+import { contextOf } from '../context.ts';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
@@ -20,11 +21,6 @@ const bodyProblems = {
 function ifMatchOf(request: FastifyRequest): string | undefined {
   const value = request.headers['if-match'];
   return Array.isArray(value) ? value.join(',') : value;
-}
-
-/** The operations' context for a request: the database and who is calling. */
-export function contextOf(database: Database, request: FastifyRequest): Context {
-  return { database, actor: request.actor, sessionId: request.session?.id };
 }
 
 export function recordRoutes(database: Database, resource: Resource) {

@@ -251,7 +251,7 @@ export function authPages(a: Accounts) {
       {
         path: '/invitation', throttle: 'invitation', set: acceptInvitation, title: 'Welcome to Leadbook', intro: 'An admin made you an account. Choose your password to start.',
         label: 'Your new password', button: 'Set my password',
-        invalid: <>{`This invitation link is invalid, was used already, or is older than ${INVITATION_DAYS} days. Ask an admin to invite you again.`}</>,
+        invalid: <>{[`This invitation link is invalid, was used already, or is older than ${INVITATION_DAYS} days.`, 'Ask an admin to invite you again.'].join(' ')}</>,
         done: 'Your password is set and your email address confirmed. Sign in with them.',
       },
     ];

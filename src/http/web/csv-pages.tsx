@@ -9,8 +9,8 @@ import { AppError } from '../../errors.ts';
 import { exportCsv, exportFilename, IMPORT_MAX_BYTES, importColumns, type ImportReport, ROW_ERROR } from '../../records/csv.ts';
 import { authorize } from '../../records/operations.ts';
 import type { Resource } from '../../schema/resource.ts';
-import { IMPORT_MULTIPART, importUpload, uploadError } from '../api/csv.ts';
-import { contextOf } from '../api/records.ts';
+import { IMPORT_MULTIPART, importUpload, uploadError } from '../csv-upload.ts';
+import { contextOf } from '../context.ts';
 import { checkCsrf, pageContext } from './context.ts';
 import { CsrfInput } from './views/form.tsx';
 import { listQueryOf } from './record-pages.tsx';
@@ -139,7 +139,8 @@ export function csvPages(database: Database, resource: Resource) {
     const base = `/${resource.name}`;
 
     const importPage = (request: FastifyRequest, reply: FastifyReply, problem?: AppError) =>
-      // htmx swaps in only 2xx answers: the page with its message goes to htmx as 200, to a plain form post with its 4xx.
+      // htmx swaps in only 2xx answers: the page with its message goes to htmx as 200, to a plain form post with its
+      // 4xx.
       sendPage(reply, <ImportPage ctx={pageContext(request, reply)} resource={resource} problem={problem} />, problem && !request.headers['hx-request'] ? problem.status : 200);
 
     // A body that is not multipart never reaches the route: answer with the form and what to do.
@@ -149,7 +150,8 @@ export function csvPages(database: Database, resource: Resource) {
     });
 
     app.get(`${base}/export.csv`, async (request, reply) => {
-      // The index's query (search, filters, date ranges, sort) as list parameters: the export is the current view, every page of it.
+      // The index's query (search, filters, date ranges, sort) as list parameters: the export is the current view,
+      // every page of it.
       const query = listQueryOf(request.query as Query);
       // With a byte order mark: this download is usually opened in a spreadsheet, which needs it to read UTF-8.
       const stream = await exportCsv(contextOf(database, request), resource, query, { bom: true });

@@ -6,7 +6,7 @@ import type { Database } from '../../db/connection.ts';
 import { listRecords, type Context } from '../../records/operations.ts';
 import { contact, inquiry } from '../../resources/index.ts';
 import type { Resource } from '../../schema/resource.ts';
-import { contextOf } from '../api/records.ts';
+import { contextOf } from '../context.ts';
 import { pageContext } from './context.ts';
 import { sendPage } from './render.tsx';
 import { Layout } from './views/layout.tsx';

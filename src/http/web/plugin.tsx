@@ -50,7 +50,7 @@ export function webApp(a: Accounts) {
     if (isPageForm(request)) {
       const { path, kept: saved } = kept.keep(request, reply);
       const text = saved
-        ? 'Your session had ended, so nothing was saved yet. Sign in again: what you typed is kept, and the form comes back filled.'
+        ? 'Your session had ended, so nothing was saved yet. Sign in ' + 'again: what you typed is kept, and the form comes back filled.'
         : 'Your session had ended, so nothing was saved. Sign in again, then send the form once more.';
       return redirectWith(reply, `/login?next=${encodeURIComponent(path ?? '/')}`, { kind: 'info', text });
     }

@@ -18,7 +18,7 @@ import { createOwnToken, listTokens, revokeToken } from '../../accounts/tokens.t
 import { formInput } from '../../derive/form-values.ts';
 import { AppError, FieldErrorBag } from '../../errors.ts';
 import { user as userResource } from '../../resources/user.ts';
-import { uploadError } from '../api/csv.ts';
+import { uploadError } from '../csv-upload.ts';
 import { clearAuthCookies } from '../auth.ts';
 import { checkCsrf, pageContext, redirectWith } from './context.ts';
 import { sendPage } from './render.tsx';
@@ -118,7 +118,7 @@ export function profilePages(a: Accounts) {
         file?.file.resume();
         throw error;
       }
-      if (!file || file.fieldname !== 'avatar') return fail('Choose an image file to upload.');
+      if (file?.fieldname !== 'avatar') return fail('Choose an image file to upload.');
       let upload: Buffer;
       try {
         upload = await file.toBuffer();

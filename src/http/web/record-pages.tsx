@@ -9,7 +9,7 @@ import { authorize, authorizePick, createRecord, deleteRecord, getRecord, listRe
 import { choicesOf, referenceChoices } from '../../records/references.ts';
 import type { Row } from '../../records/repository.ts';
 import type { Resource } from '../../schema/resource.ts';
-import { contextOf } from '../api/records.ts';
+import { contextOf } from '../context.ts';
 import { pageContext, redirectWith } from './context.ts';
 import type { KeptForms } from './kept-form.ts';
 import { sendFragment, sendPage } from './render.tsx';

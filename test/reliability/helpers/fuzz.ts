@@ -112,7 +112,10 @@ export const NASTY_STRINGS = [
   '', ' ', '\t\n', '\u0000', 'a\u0000b', '\uD800', '\uDFFF', 'x\uD83D', '\uDE00x', '\u202Eevil\u202C', 'שלום עולם', 'مرحبا بالعالم',
   '👩‍👩‍👧‍👦', '🏳️‍🌈', 'e\u0301', '\u200B', '\uFEFFbom', '\uFFFF', 'Ω≈ç√', '𝕿𝖊𝖘𝖙', ...PROTO_KEYS, 'toString', 'hasOwnProperty',
   "'; drop table contacts; --", '" or 1=1 --', "' or '1'='1", '<script>alert(1)</script>', '"><img src=x onerror=alert(1)>',
-  '%00', '%', '%zz', '../../etc/passwd', '${7*7}', '{{7*7}}', '\\', '\\u0000', 'null', 'undefined', 'true', 'NaN', 'Infinity', '-0',
+  '%00', '%', '%zz', '../../etc/passwd',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, sent as literal text
+  '${7*7}',
+  '{{7*7}}', '\\', '\\u0000', 'null', 'undefined', 'true', 'NaN', 'Infinity', '-0',
   '1e3', '0x10', '9007199254740993', '9223372036854775807', '9223372036854775808', '18446744073709551616', '-9223372036854775809',
   '2026-11-22', '2026-02-30', '2026-11-22T09:30:00+14:00', '2026-11-22T25:61:61Z', '9999-12-31T23:59:59.999Z', '+275760-09-13T00:00:00Z', '0000-00-00',
   'admin@example.com', 'ADMIN@EXAMPLE.COM', 'agent@example.com', 'a@b', '@', 'x@y.z'.padStart(300, 'x'),

@@ -7,6 +7,7 @@ import { isSafeNumber, parse, stringify } from 'lossless-json';
 import type { FreshDatabase } from '../../helpers/database.ts';
 import { freePort, ROOT } from '../../helpers/process.ts';
 import { compiledMain } from './compiled.ts';
+import type { Json } from '../../helpers/json.ts';
 
 const BIN = path.join(ROOT, 'bin/leadbook.js');
 const WARM = path.join(import.meta.dirname, 'warm-start.mjs');
@@ -181,7 +182,7 @@ export interface Answer {
   status: number;
   headers: Headers;
   text: string;
-  body: any;
+  body: Json;
 }
 
 export interface Api {
@@ -220,9 +221,9 @@ export async function signUpAdmin(url: string): Promise<{ token: string; id: num
 }
 
 /** Every record of a resource whose id is in `ids`, by id (100 per request). */
-export async function recordsById(client: Api, resource: string, ids: Iterable<bigint | number>): Promise<Map<string, any>> {
+export async function recordsById(client: Api, resource: string, ids: Iterable<bigint | number>): Promise<Map<string, Json>> {
   const all = [...ids].map(String);
-  const found = new Map<string, any>();
+  const found = new Map<string, Json>();
   for (let i = 0; i < all.length; i += 100) {
     const chunk = all.slice(i, i + 100);
     const page = await client.get(`/api/v1/${resource}?per_page=100&filter[id][in]=${chunk.join(',')}`);

@@ -5,6 +5,7 @@ import { type Choice, type Choices, PICKER_LIMIT } from '../../../records/refere
 import type { FieldErrors } from '../../../errors.ts';
 import type { InputKind } from '../../../schema/kinds.ts';
 import type { Field } from '../../../schema/resource.ts';
+import type { JSX } from 'preact';
 
 export function CsrfInput({ token }: { token: string }) {
   return <input type="hidden" name="_csrf" value={token} />;
@@ -39,7 +40,10 @@ export function ChoiceOptions({ choices, selected }: { choices: readonly Choice[
   );
 }
 
-/** `required` overrides the declaration where a form needs more (registering takes a password; an admin's create may leave it out). */
+/**
+ * `required` overrides the declaration where a form needs more (registering takes a password; an admin's create may
+ * leave it out).
+ */
 export function FieldInput(props: { field: Field; value: unknown; errors?: string[]; choices: Choices; autoFocus?: boolean; optionalPassword?: boolean; required?: boolean }) {
   const { field, value, errors, choices } = props;
   const required = props.required ?? (field.required && !props.optionalPassword);
@@ -64,7 +68,7 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
     );
   }
 
-  let control;
+  let control: JSX.Element;
   if (field.target) {
     const options = choices.get(field.target.name) ?? [];
     control = (

@@ -53,6 +53,9 @@ function Nav({ ctx }: { ctx: PageContext }) {
   );
 }
 
+// htmx's settings, read from a meta tag (written as JSON, key order kept).
+const HTMX_CONFIG = { includeIndicatorStyles: false, allowScriptTags: false, selfRequestsOnly: true, refreshOnHistoryMiss: true };
+
 export function Layout({ ctx, title, children }: { ctx: PageContext; title: string; children: ComponentChildren }) {
   return (
     <html lang="en">
@@ -61,7 +64,7 @@ export function Layout({ ctx, title, children }: { ctx: PageContext; title: stri
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         {/* Back and Forward within a list restore htmx's copy of the page, scroll included (app.js writes the
             search and filters into it first); an address it has no copy of is loaded whole, never swapped in. */}
-        <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowScriptTags":false,"selfRequestsOnly":true,"refreshOnHistoryMiss":true}' />
+        <meta name="htmx-config" content={JSON.stringify(HTMX_CONFIG)} />
         <title>{`${title} · Leadbook`}</title>
         <link rel="stylesheet" href="/assets/app.css" />
         <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml" />

@@ -50,7 +50,8 @@ export function inputId(form: ProfileForm, name: string): string {
 const LABELS: Record<string, string> = { password: 'Password', current_password: 'Current password', code: 'Code', name: 'Name', avatar: 'Image' };
 
 export function When({ iso, locale }: { iso: string; locale: string }) {
-  const text = `${new Date(iso).toLocaleString(locale, { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' })} UTC`;
+  const when = new Date(iso).toLocaleString(locale, { timeZone: 'UTC', dateStyle: 'medium', timeStyle: 'short' });
+  const text = `${when} UTC`;
   return <time datetime={iso}>{text}</time>;
 }
 
@@ -87,7 +88,10 @@ function Input(props: {
   );
 }
 
-/** A password box for the sensitive forms, left out while a recent confirmation covers them (the same rule as the API's). */
+/**
+ * A password box for the sensitive forms, left out while a recent confirmation covers them (the same rule as the
+ * API's).
+ */
 function ConfirmPassword({ form, data, problem }: { form: ProfileForm; data: ProfileData; problem?: Problem }) {
   const errors = problem?.form === form ? problem.errors : undefined;
   if (data.recentlyConfirmed && !errors?.password) {
@@ -416,7 +420,8 @@ function CodesList({ id, codes }: { id: string; codes: string[] }) {
 
 /** Shown once, in answer to the confirm or regenerate POST. */
 export function RecoveryCodesPage({ ctx, codes, fresh }: { ctx: PageContext; codes: string[]; fresh: boolean }) {
-  const download = `data:text/plain;charset=utf-8,${encodeURIComponent(`Leadbook recovery codes\n\n${codes.join('\n')}\n`)}`;
+  const file = `Leadbook recovery codes\n\n${codes.join('\n')}\n`;
+  const download = `data:text/plain;charset=utf-8,${encodeURIComponent(file)}`;
   const title = fresh ? 'New recovery codes' : 'Two-factor authentication is on';
   return (
     <Layout ctx={ctx} title={title}>

@@ -44,7 +44,7 @@ export function Value({ field, value, choices, locale }: { field: Field; value: 
   const { text, datetime, dateOnly } = field.kind.display(value, locale);
   if (datetime) return <time datetime={datetime} data-date-only={dateOnly ? 'true' : undefined}>{text}</time>;
   const href = field.format && formats[field.format].href(text);
-  return href ? <a href={href}>{text}</a> : <>{text}</>;
+  return href ? <a href={href}>{text}</a> : text;
 }
 
 /** A cell that steps through Not set and the kind's options (Not set → Yes → No → Not set) when pressed. */
@@ -84,6 +84,8 @@ function Filters({ resource, query, choices }: { resource: Resource; query: Quer
   const active = Object.values(filter).filter((v) => v !== '' && v !== undefined).length
     + Object.values(from).filter(Boolean).length + Object.values(to).filter(Boolean).length;
   return (
+    // <search> is newer than some browsers the app supports; role="search" is the landmark they all know.
+    // biome-ignore lint/a11y/useSemanticElements: see the line above
     <form method="get" action={path} role="search" class="card"
       hx-get={path} hx-trigger="input changed delay:300ms from:#field-search, change, submit" hx-target="#results" hx-select="#results" hx-swap="outerHTML" hx-push-url="true">
       <div class="filters">

@@ -1,0 +1,17 @@
+// Who is acting and on which database: what every record operation (and every
+// rule a resource adds to the write path) is handed.
+import type { Database } from '../db/connection.ts';
+
+/** Who is acting. */
+export interface Actor {
+  id: bigint;
+  role: 'admin' | 'agent';
+}
+
+export interface Context {
+  database: Database;
+  /** Absent for a stranger: every operation then answers 401. */
+  actor?: Actor;
+  /** The browser session the request came with, which a password change keeps. */
+  sessionId?: string;
+}
