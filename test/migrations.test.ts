@@ -9,7 +9,7 @@ import { type Database, openDatabase } from '../src/db/connection.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { apply } from '../src/db/migrations/lib/v1.ts';
 import { diffSnapshots, snapshotOf } from '../src/db/schema-snapshot.ts';
-import { contact, inquiry, resources, user } from '../src/resources/index.ts';
+import { contact, inquiry, resources } from '../src/resources/index.ts';
 import { defineResource, extendResource } from '../src/schema/resource.ts';
 import { DIALECTS, type FreshDatabase, freshDatabase } from './helpers/database.ts';
 
@@ -17,7 +17,8 @@ test('the declarations match the last snapshot (after changing them, run `leadbo
   assert.deepEqual(snapshotOf(resources), readSnapshot());
 });
 
-/** The declarations of a later day: contacts gain a website and rename budget, and a notes resource belongs to a contact. */
+/** The declarations of a later day: contacts gain a website and rename budget, and a new resource (memos, a name no
+ * real resource takes) belongs to a contact; every other resource stays as declared. */
 function laterDeclarations() {
   const fields = { ...contact.decl.fields } as Record<string, (typeof contact.decl.fields)[string]>;
   const { budget, ...rest } = fields;
@@ -26,15 +27,15 @@ function laterDeclarations() {
     fields: { ...rest, budget_range: budget!, website: { kind: 'string', max: 2048, format: 'uri', sortable: true } },
   });
   const inquiries = extendResource(contact, { ...inquiry.decl, fields: Object.fromEntries(Object.entries(inquiry.decl.fields).filter(([n]) => !contact.field(n))) });
-  const notes = defineResource({
-    name: 'notes', singular: 'note', label: 'Note',
+  const memos = defineResource({
+    name: 'test_memos', singular: 'memo', label: 'Memo',
     fields: {
       id: { kind: 'bigInteger', primary: true },
       contact_id: { kind: 'bigInteger', required: true, references: 'contacts', onDelete: 'cascade' },
       body: { kind: 'text', max: 10_000, required: true },
     },
   });
-  return [contacts, inquiries, user, notes];
+  return [...resources.map((r) => (r === contact ? contacts : r === inquiry ? inquiries : r)), memos];
 }
 
 for (const dialect of DIALECTS) {
@@ -82,16 +83,16 @@ for (const dialect of DIALECTS) {
         ? await q(`select rowid from contacts_search where contacts_search match '"solar.example"'`)
         : await q(`select id from contacts where search_text like '%solar.example%'`);
       assert.equal(found.length, 1);
-      await q(`insert into notes (contact_id, body) values (1, 'called back')`);
-      await assert.rejects(q(`insert into notes (contact_id, body) values (99, 'nobody')`), /foreign key/i);
-      const counts = await q<{ n: unknown }>(`select sum(n) as n from record_counts where table_name = 'notes'`);
+      await q(`insert into test_memos (contact_id, body) values (1, 'called back')`);
+      await assert.rejects(q(`insert into test_memos (contact_id, body) values (99, 'nobody')`), /foreign key/i);
+      const counts = await q<{ n: unknown }>(`select sum(n) as n from record_counts where table_name = 'test_memos'`);
       assert.equal(Number(counts[0]!.n), 1);
       const index = dialect === 'sqlite'
-        ? await q(`select name from sqlite_master where type = 'index' and name in ('contacts_website_id', 'notes_contact_id_ref')`)
-        : await q(`select indexname from pg_indexes where indexname in ('contacts_website_id', 'notes_contact_id_ref')`);
+        ? await q(`select name from sqlite_master where type = 'index' and name in ('contacts_website_id', 'test_memos_contact_id_ref')`)
+        : await q(`select indexname from pg_indexes where indexname in ('contacts_website_id', 'test_memos_contact_id_ref')`);
       assert.equal(index.length, 2);
       await q(`delete from contacts where id = 1`);
-      assert.equal((await q(`select id from notes`)).length, 0, 'ON DELETE CASCADE');
+      assert.equal((await q(`select id from test_memos`)).length, 0, 'ON DELETE CASCADE');
     });
 
     test('a column changed in place (SQLite rebuilds the table) keeps rows and never gives a deleted id again', async () => {

@@ -8,6 +8,7 @@ import { resources, user } from '../src/resources/index.ts';
 import { defineResource } from '../src/schema/resource.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
+import { sampler } from './helpers/samples.ts';
 import { pageSignIn } from './reliability/helpers/security.ts';
 
 /** Every reference field of every resource, from the declarations. */
@@ -32,11 +33,13 @@ for (const dialect of DIALECTS) {
 
     for (const { resource, field } of references) {
       test(`${resource.name}.${field.name} naming no ${field.target!.singular} is a 422 on the field, on create and update`, async () => {
-        const body = { name: 'Ref check', email: `ref-${field.name}@example.org`, [field.name]: 987_654 };
+        // A valid record of the resource (what it references exists), then the one reference made wrong.
+        const valid = await sampler((path, body) => app.post(path, body), new Map([[user, app.admin.id]])).input(resource, 1, 'refcheck');
+        const body = { ...valid, [field.name]: 987_654 };
         const created = await app.post(`/api/v1/${resource.name}`, body);
         assert.equal(created.status, 422, created.text);
         assert.match(created.body.errors[field.name][0], new RegExp(`no ${field.target!.singular}`));
-        const ok = await app.post(`/api/v1/${resource.name}`, { ...body, [field.name]: null });
+        const ok = await app.post(`/api/v1/${resource.name}`, field.required ? valid : { ...valid, [field.name]: null });
         assert.equal(ok.status, 201, ok.text);
         const patched = await app.patch(`/api/v1/${resource.name}/${ok.body.data.id}`, { [field.name]: 987_654 });
         assert.equal(patched.status, 422, patched.text);

@@ -34,3 +34,26 @@ export function inDependencyOrder(resources: readonly Resource[]): Resource[] {
   for (const resource of resources) visit(resource, []);
   return ordered;
 }
+
+type Post = (path: string, body: Record<string, unknown>) => Promise<{ status: number; text: string; body: { data: { id: unknown } } }>;
+
+/**
+ * Valid input for any resource over HTTP: the records its references name are created first (once each, through
+ * `post`), except the `given` ones (the admin for users).
+ */
+export function sampler(post: Post, given: ReadonlyMap<Resource, unknown>) {
+  const made = new Map(given);
+  async function existing(target: Resource): Promise<unknown> {
+    if (!made.has(target)) {
+      const created = await post(`/api/v1/${target.name}`, await input(target, 1, 'target'));
+      if (created.status !== 201) throw new Error(`a ${target.singular} to reference: ${created.status} ${created.text}`);
+      made.set(target, created.body.data.id);
+    }
+    return made.get(target);
+  }
+  async function input(resource: Resource, n: number, tag: string): Promise<Record<string, unknown>> {
+    for (const field of resource.writable) if (field.target) await existing(field.target);
+    return sampleInput(resource, n, tag, (target) => made.get(target));
+  }
+  return { input };
+}

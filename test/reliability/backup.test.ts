@@ -25,7 +25,8 @@ const TABLES = resources.map((r) => r.table);
 const WRITTEN = inDependencyOrder(recordResources.filter((r) => r !== user));
 const SEEDED = new Map(WRITTEN.map((r, i) => [r, i === 0 ? 600 : 300]));
 const stampOf = (resource: Resource): Field => {
-  const field = resource.writable.find((f) => f.kind.textual && !f.format && !f.choices && f !== resource.title && (f.max ?? 0) >= 20);
+  const plain = resource.writable.filter((f) => f.kind.textual && !f.format && !f.choices && (f.max ?? 0) >= 20);
+  const field = plain.find((f) => f !== resource.title) ?? plain[0];
   if (!field) throw new Error(`${resource.name} has no plain text field to stamp writes into`);
   return field;
 };
@@ -149,7 +150,9 @@ for (const dialect of DIALECTS) {
               history.push({ seq: s, resource: resource.name, id, record: answer.body.data });
             }
           })();
-          while (history.length < 20 * round) await new Promise((r) => setTimeout(r, 10));
+          // (A refused write ends the writer: the wait ends with it instead of waiting for ever.)
+          const wait = () => Promise.race([new Promise((r) => setTimeout(r, 10)), writer]);
+          while (history.length < 20 * round) await wait();
 
           const loadedCommand = await backupCommand;
           const before = seq;
@@ -158,7 +161,7 @@ for (const dialect of DIALECTS) {
           assert.equal(backedUp.code, 0, backedUp.stderr);
           assert.match(backedUp.stdout, /^Backed up /);
           stats.backups++;
-          while (seq < afterBackup + 20) await new Promise((r) => setTimeout(r, 10));
+          while (seq < afterBackup + 20) await wait();
           writing = false;
           await writer;
 
