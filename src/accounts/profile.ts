@@ -29,12 +29,12 @@ export async function updateProfile(a: Accounts, user: UserRow, session: Session
   else if (password !== undefined) throw new AppError(422, 'validation_failed', 'Change your password with PUT /api/v1/me/password.', { password: ['is changed with PUT /api/v1/me/password'] });
   await updateRecord({ database: a.database, actor: SELF }, userResource, String(user.id), changes);
   if (emailChanges) {
-    await setUserColumns(a.database.db, a.database.dialect, user.id, { email_verified_at: null });
-    const fresh = (await findUserById(a.database.db, a.database.dialect, user.id))!;
+    await setUserColumns(a.database.db, user.id, { email_verified_at: null });
+    const fresh = (await findUserById(a.database.db, user.id))!;
     sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, fresh));
     return fresh;
   }
-  return (await findUserById(a.database.db, a.database.dialect, user.id))!;
+  return (await findUserById(a.database.db, user.id))!;
 }
 
 /** Checks the current password, sets the new one, and ends every other sign-in of the user. */

@@ -6,7 +6,7 @@ import type { Accounts } from './context.ts';
 import { hashPassword } from './passwords.ts';
 import { randomToken, safeEqual, sha256 } from './secrets.ts';
 import { clearFailures } from './sign-in.ts';
-import { findUserByEmail, idParam, nowIso, setUserColumns } from './store.ts';
+import { findUserByEmail, nowIso, setUserColumns } from './store.ts';
 import { deleteUserSessions } from './sessions.ts';
 import { revokeAllTokens } from './tokens.ts';
 
@@ -16,10 +16,9 @@ export async function requestPasswordReset(a: Accounts, email: string): Promise<
   const user = await findUserByEmail(a.database.db, email);
   if (!user) return;
   const token = randomToken();
-  const { db, dialect } = a.database;
-  const uid = idParam(dialect, user.id);
-  await db.deleteFrom('password_resets').where('user_id', '=', uid).execute();
-  await db.insertInto('password_resets').values({ user_id: uid, token_hash: sha256(token), created_at: nowIso() }).execute();
+  const { db } = a.database;
+  await db.deleteFrom('password_resets').where('user_id', '=', user.id).execute();
+  await db.insertInto('password_resets').values({ user_id: user.id, token_hash: sha256(token), created_at: nowIso() }).execute();
   const link = `${a.config.appUrl}/reset-password?token=${encodeURIComponent(token)}&email=${encodeURIComponent(user.email)}`;
   await a.mailer.send({
     to: user.email,
@@ -37,18 +36,17 @@ const invalidToken = () => new AppError(422, 'validation_failed', 'This reset li
  * deleted it (of two racing requests with the same token only one wins).
  */
 export async function spendMailedToken(a: Accounts, table: 'password_resets' | 'invitations', userId: bigint, token: string, minutes: number): Promise<boolean> {
-  const { db, dialect } = a.database;
-  const uid = idParam(dialect, userId);
-  const row = await db.selectFrom(table).selectAll().where('user_id', '=', uid).executeTakeFirst();
+  const { db } = a.database;
+  const row = await db.selectFrom(table).selectAll().where('user_id', '=', userId).executeTakeFirst();
   const created = row ? Date.parse(String(row.created_at instanceof Date ? row.created_at.toISOString() : row.created_at)) : 0;
   if (!row || !safeEqual(String(row.token_hash), sha256(token)) || Date.now() - created > minutes * 60_000) return false;
-  const spent = await db.deleteFrom(table).where('user_id', '=', uid).where('token_hash', '=', sha256(token)).executeTakeFirst();
+  const spent = await db.deleteFrom(table).where('user_id', '=', userId).where('token_hash', '=', sha256(token)).executeTakeFirst();
   return spent.numDeletedRows > 0n;
 }
 
 /** Sets a password (already checked) chosen through a mailed link: unlocks the account and ends every sign-in it had. */
 export async function setMailedPassword(a: Accounts, userId: bigint, password: string, extra: Record<string, unknown> = {}): Promise<void> {
-  await setUserColumns(a.database.db, a.database.dialect, userId, { password: await hashPassword(password), remember_token: null, ...extra });
+  await setUserColumns(a.database.db, userId, { password: await hashPassword(password), remember_token: null, ...extra });
   await clearFailures(a, userId);
   await deleteUserSessions(a, userId);
   await revokeAllTokens(a, userId);

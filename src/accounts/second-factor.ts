@@ -2,7 +2,7 @@
 // a recovery code (each works once; spending it is a conditional update, so two
 // requests racing with the same code cannot both win).
 import type { Accounts } from './context.ts';
-import { idParam, type UserRow } from './store.ts';
+import { type UserRow } from './store.ts';
 import { acceptCode, type CodeCheck, spendRecoveryCode } from './two-factor.ts';
 
 export async function passSecondFactor(a: Accounts, user: UserRow, answer: { code?: string; recoveryCode?: string }): Promise<CodeCheck> {
@@ -10,11 +10,11 @@ export async function passSecondFactor(a: Accounts, user: UserRow, answer: { cod
   if (answer.recoveryCode === undefined) return 'invalid';
   const remaining = spendRecoveryCode(user.two_factor_recovery_codes, answer.recoveryCode);
   if (remaining === null) return 'invalid';
-  const { db, dialect } = a.database;
+  const { db } = a.database;
   const result = await db
     .updateTable('users')
     .set({ two_factor_recovery_codes: remaining })
-    .where('id', '=', idParam(dialect, user.id))
+    .where('id', '=', user.id)
     .where('two_factor_recovery_codes', '=', user.two_factor_recovery_codes)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n ? 'accepted' : 'invalid';

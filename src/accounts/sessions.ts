@@ -3,7 +3,7 @@
 // leaked table cannot be replayed. `id` is a separate public handle for lists.
 import { randomToken, sha256 } from './secrets.ts';
 import type { Accounts } from './context.ts';
-import { boolParam, fromDbBool, idParam, nowIso, toIso } from './store.ts';
+import { fromDbBool, nowIso, toIso } from './store.ts';
 
 export interface Session {
   id: string;
@@ -50,9 +50,9 @@ export async function createSession(
   const row = {
     id: randomToken(16),
     token_hash: sha256(token),
-    user_id: idParam(a.database.dialect, userId),
-    two_factor_pending: boolParam(a.database.dialect, options.twoFactorPending ?? false),
-    remember_me: boolParam(a.database.dialect, options.rememberMe ?? false),
+    user_id: userId,
+    two_factor_pending: options.twoFactorPending ?? false,
+    remember_me: options.rememberMe ?? false,
     // Signing in is no password confirmation (CONTRACT.md, Roles): the window opens only when asked.
     password_confirmed_at: null,
     ip: options.ip?.slice(0, 64) ?? null,
@@ -92,7 +92,7 @@ export async function deleteSession(a: Accounts, id: string): Promise<void> {
 export async function deleteUserSessions(a: Accounts, userId: bigint, keepId?: string): Promise<number> {
   const result = await a.database.db
     .deleteFrom('sessions')
-    .where('user_id', '=', idParam(a.database.dialect, userId))
+    .where('user_id', '=', userId)
     .$if(keepId !== undefined, (q) => q.where('id', '!=', keepId!))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
@@ -102,8 +102,8 @@ export async function listUserSessions(a: Accounts, userId: bigint): Promise<Ses
   const rows = await a.database.db
     .selectFrom('sessions')
     .selectAll()
-    .where('user_id', '=', idParam(a.database.dialect, userId))
-    .where('two_factor_pending', '=', boolParam(a.database.dialect, false))
+    .where('user_id', '=', userId)
+    .where('two_factor_pending', '=', false)
     .orderBy('last_seen_at', 'desc')
     .execute();
   return rows.map(toSession);

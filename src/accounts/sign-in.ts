@@ -5,7 +5,7 @@
 import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
-import { boolParam, findUserByEmail, fromDbBool, idParam, setUserColumns, type UserRow } from './store.ts';
+import { findUserByEmail, fromDbBool, setUserColumns, type UserRow } from './store.ts';
 
 export const MAX_CONSECUTIVE_FAILURES = 100;
 
@@ -13,33 +13,32 @@ export const invalidCredentials = () =>
   new AppError(401, 'invalid_credentials', 'These credentials do not match our records.');
 
 async function accountState(a: Accounts, userId: bigint) {
-  const { db, dialect } = a.database;
-  const uid = idParam(dialect, userId);
-  await db.insertInto('account_states').values({ user_id: uid }).onConflict((oc) => oc.column('user_id').doNothing()).execute();
-  return db.selectFrom('account_states').selectAll().where('user_id', '=', uid).executeTakeFirstOrThrow();
+  const { db } = a.database;
+  await db.insertInto('account_states').values({ user_id: userId }).onConflict((oc) => oc.column('user_id').doNothing()).execute();
+  return db.selectFrom('account_states').selectAll().where('user_id', '=', userId).executeTakeFirstOrThrow();
 }
 
 async function recordFailure(a: Accounts, userId: bigint): Promise<void> {
-  const { db, dialect } = a.database;
+  const { db } = a.database;
   await db
     .updateTable('account_states')
     .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
-    .where('user_id', '=', idParam(dialect, userId))
+    .where('user_id', '=', userId)
     .execute();
   await db
     .updateTable('account_states')
-    .set({ reset_required: boolParam(dialect, true) })
-    .where('user_id', '=', idParam(dialect, userId))
+    .set({ reset_required: true })
+    .where('user_id', '=', userId)
     .where('consecutive_failures', '>=', MAX_CONSECUTIVE_FAILURES)
     .execute();
 }
 
 export async function clearFailures(a: Accounts, userId: bigint): Promise<void> {
-  const { db, dialect } = a.database;
+  const { db } = a.database;
   await db
     .updateTable('account_states')
-    .set({ consecutive_failures: 0, reset_required: boolParam(dialect, false) })
-    .where('user_id', '=', idParam(dialect, userId))
+    .set({ consecutive_failures: 0, reset_required: false })
+    .where('user_id', '=', userId)
     .execute();
 }
 
@@ -59,7 +58,7 @@ export async function checkCredentials(a: Accounts, email: string, password: str
   await clearFailures(a, user.id);
   if (check.needsRehash) {
     // An older hash (bcrypt from the original service) becomes argon2id now that we know the password.
-    await setUserColumns(a.database.db, a.database.dialect, user.id, { password: await hashPassword(password) });
+    await setUserColumns(a.database.db, user.id, { password: await hashPassword(password) });
   }
   return user;
 }

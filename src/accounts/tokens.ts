@@ -4,7 +4,7 @@ import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
 import { randomToken, sha256 } from './secrets.ts';
 import type { Session } from './sessions.ts';
-import { idParam, nowIso, toIso, toUserRow, type UserRow } from './store.ts';
+import { nowIso, toIso, toUserRow, type UserRow } from './store.ts';
 
 export interface TokenInfo {
   id: bigint;
@@ -23,7 +23,7 @@ export async function createToken(a: Accounts, userId: bigint, name: string): Pr
   const token = PREFIX + randomToken();
   const row = await a.database.db
     .insertInto('personal_access_tokens')
-    .values({ user_id: idParam(a.database.dialect, userId), name, token_hash: sha256(token), created_at: nowIso() })
+    .values({ user_id: userId, name, token_hash: sha256(token), created_at: nowIso() })
     .returning(['id', 'name', 'created_at', 'last_used_at'])
     .executeTakeFirstOrThrow();
   return { token, info: toInfo(row) };
@@ -61,7 +61,7 @@ export async function listTokens(a: Accounts, userId: bigint): Promise<TokenInfo
   const rows = await a.database.db
     .selectFrom('personal_access_tokens')
     .select(['id', 'name', 'created_at', 'last_used_at'])
-    .where('user_id', '=', idParam(a.database.dialect, userId))
+    .where('user_id', '=', userId)
     .orderBy('id', 'desc')
     .execute();
   return rows.map(toInfo);
@@ -69,15 +69,14 @@ export async function listTokens(a: Accounts, userId: bigint): Promise<TokenInfo
 
 /** Revokes one of the user's own tokens; false when the user has no such token. */
 export async function revokeToken(a: Accounts, userId: bigint, tokenId: bigint): Promise<boolean> {
-  const { dialect } = a.database;
   const result = await a.database.db
     .deleteFrom('personal_access_tokens')
-    .where('id', '=', idParam(dialect, tokenId))
-    .where('user_id', '=', idParam(dialect, userId))
+    .where('id', '=', tokenId)
+    .where('user_id', '=', userId)
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
 export async function revokeAllTokens(a: Accounts, userId: bigint): Promise<void> {
-  await a.database.db.deleteFrom('personal_access_tokens').where('user_id', '=', idParam(a.database.dialect, userId)).execute();
+  await a.database.db.deleteFrom('personal_access_tokens').where('user_id', '=', userId).execute();
 }

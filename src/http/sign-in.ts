@@ -43,7 +43,7 @@ export function signInSteps(app: FastifyInstance, a: Accounts) {
     async withSecondFactor(request: FastifyRequest, reply: FastifyReply, answer: { code?: string; recoveryCode?: string }): Promise<UserRow> {
       const pending = request.pendingSession;
       if (!pending) throw new AppError(401, 'unauthenticated', 'Sign in with your email and password first.');
-      const user = (await findUserById(a.database.db, a.database.dialect, pending.userId))!;
+      const user = (await findUserById(a.database.db, pending.userId))!;
       await limit.failures(request, reply, `two-factor:${user.id}:${request.ip}`, async () => {
         const check = await passSecondFactor(a, user, answer);
         if (check !== 'accepted') {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { type DatabaseOptions, openDatabase } from '../../src/db/connection.ts';
+import { asRecordTables } from '../../src/db/tables.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { DIALECTS, freshDatabase, type FreshDatabase } from '../helpers/database.ts';
 import { backupDatabase, restoreDatabase } from '../../src/cli/backup.ts';
@@ -35,7 +36,7 @@ async function seed(options: DatabaseOptions): Promise<void> {
           name: `${table} seed ${start + i}`, city: `City ${(start + i) % 50}`, detail: 'seed', created_at: stamp, updated_at: stamp,
           ...(table === 'inquiries' ? { ticket_id: String(2n ** 62n + BigInt(start + i)), status: database.dialect === 'postgres' ? i % 2 === 0 : Number(i % 2 === 0) } : {}),
         }));
-        await database.db.insertInto(table).values(rows).execute();
+        await asRecordTables(database.db).insertInto(table).values(rows).execute();
       }
     }
   } finally {
@@ -49,7 +50,7 @@ async function fingerprint(options: DatabaseOptions): Promise<Record<string, { c
   try {
     const out: Record<string, { count: number; sha256: string }> = {};
     for (const table of TABLES) {
-      const rows = await database.db.selectFrom(table).selectAll().orderBy('id').execute();
+      const rows = await asRecordTables(database.db).selectFrom(table).selectAll().orderBy('id').execute();
       const hash = createHash('sha256');
       for (const row of rows) {
         hash.update(JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));

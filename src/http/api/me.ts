@@ -32,7 +32,7 @@ const passwordBody = json({ password: str });
 const codes = json({ recovery_codes: { type: 'array', items: str } });
 
 /** The user as stored now (a route may have changed it). */
-const fresh = (a: Accounts, user: UserRow) => findUserById(a.database.db, a.database.dialect, user.id).then((u) => u!);
+const fresh = (a: Accounts, user: UserRow) => findUserById(a.database.db, user.id).then((u) => u!);
 
 export function meRoutes(a: Accounts) {
   return async function plugin(app: FastifyInstance) {
