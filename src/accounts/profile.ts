@@ -9,8 +9,8 @@ import type { Accounts } from './context.ts';
 import { bodyWith, text } from './input.ts';
 import { sendInBackground } from './mail.ts';
 import { checkPassword } from './passwords.ts';
-import { forgetRememberedDevices } from './remember.ts';
-import { deleteUserSessions, type Session } from './sessions.ts';
+import { endSignIns } from './end-sign-ins.ts';
+import type { Session } from './sessions.ts';
 import { findUserById, setUserColumns, type UserRow } from './store.ts';
 import { sendVerificationMail } from './verify-email.ts';
 
@@ -55,9 +55,7 @@ export async function changePassword(a: Accounts, user: UserRow, session: Sessio
 /** Ends every other session and forgets remembered devices (their cookies would sign straight back in); answers how many sessions ended. */
 export async function signOutOtherSessions(a: Accounts, user: UserRow, session: Session | undefined, password: unknown): Promise<number> {
   await confirmPassword(a, user, session, password);
-  const ended = await deleteUserSessions(a, user.id, session?.id);
-  await forgetRememberedDevices(a, user.id);
-  return ended;
+  return endSignIns(a.database.db, user.id, { keepSessionId: session?.id, tokens: false });
 }
 
 export async function deleteAccount(a: Accounts, user: UserRow, session: Session | undefined, body: unknown): Promise<void> {

@@ -1,14 +1,18 @@
 // Forgotten passwords: a single-use token, good for 60 minutes, stored as a
 // SHA-256 hash. Asking answers the same whether or not the account exists, and
 // the mail goes out after the answer so timing does not tell either.
-import { AppError } from '../errors.ts';
+import type { Updateable } from 'kysely';
+import type { UsersTable } from '../db/tables.ts';
+import { AppError, FieldErrorBag } from '../errors.ts';
 import type { Accounts } from './context.ts';
+import { endSignIns } from './end-sign-ins.ts';
+import { type Body, newPassword, text } from './input.ts';
+import { type Knock, limitKeys } from './limits.ts';
+import { sendInBackground } from './mail.ts';
 import { hashPassword } from './passwords.ts';
 import { randomToken, safeEqual, sha256 } from './secrets.ts';
 import { clearFailures } from './sign-in.ts';
 import { findUserByEmail, nowIso, setUserColumns } from './store.ts';
-import { deleteUserSessions } from './sessions.ts';
-import { revokeAllTokens } from './tokens.ts';
 
 export const RESET_TOKEN_MINUTES = 60;
 
@@ -44,17 +48,54 @@ export async function spendMailedToken(a: Accounts, table: 'password_resets' | '
   return spent.numDeletedRows > 0n;
 }
 
-/** Sets a password (already checked) chosen through a mailed link: unlocks the account and ends every sign-in it had. */
-export async function setMailedPassword(a: Accounts, userId: bigint, password: string, extra: Record<string, unknown> = {}): Promise<void> {
-  await setUserColumns(a.database.db, userId, { password: await hashPassword(password), remember_token: null, ...extra });
-  await clearFailures(a, userId);
-  await deleteUserSessions(a, userId);
-  await revokeAllTokens(a, userId);
+/** Asks for a reset mail, through any door: every ask counts, per email and address; the mail goes out after the answer. */
+export async function askForPasswordReset(a: Accounts, knock: Knock, email: string): Promise<void> {
+  await knock.throttle.attempts(limitKeys.passwordResetMail(email, knock.ip));
+  sendInBackground(a.log, 'password reset mail', () => requestPasswordReset(a, email));
 }
 
-/** Sets the new password (already checked), spends the token, ends sessions and tokens, unlocks the account. */
-export async function resetPassword(a: Accounts, email: string, token: string, password: string): Promise<void> {
-  const user = await findUserByEmail(a.database.db, email);
-  if (!user || !(await spendMailedToken(a, 'password_resets', user.id, token, RESET_TOKEN_MINUTES))) throw invalidToken();
-  await setMailedPassword(a, user.id, password);
+/** Sets a password (already checked) chosen through a mailed link, unlocks the account and ends every sign-in it had, in one transaction. */
+export async function setMailedPassword(a: Accounts, userId: bigint, password: string, extra: Updateable<UsersTable> = {}): Promise<void> {
+  const hash = await hashPassword(password);
+  await a.database.db.transaction().execute(async (trx) => {
+    await setUserColumns(trx, userId, { ...extra, password: hash });
+    await clearFailures(trx, userId);
+    await endSignIns(trx, userId, { tokens: true });
+  });
+}
+
+export interface MailedPassword {
+  email: string;
+  token: string;
+  password: string;
+}
+
+/** What a mailed-link form sends (token, email, the new password), checked the same for every door. */
+export function readMailedPassword(body: Body): MailedPassword {
+  const bag = new FieldErrorBag();
+  const token = text(body, 'token', bag);
+  const email = text(body, 'email', bag);
+  const password = newPassword(body, 'password', bag);
+  bag.throwIfAny();
+  return { email, token, password };
+}
+
+/**
+ * Spends a mailed link's token and sets the password chosen with it: a form that breaks a rule answers at once
+ * and counts nothing; a wrong or spent token counts against the email and address.
+ */
+export async function setPasswordByMailedLink(
+  a: Accounts, knock: Knock, link: 'reset' | 'invitation', body: Body, spend: (input: MailedPassword) => Promise<void>,
+): Promise<void> {
+  const input = readMailedPassword(body);
+  await knock.throttle.failures(limitKeys.mailedLink(link, input.email, knock.ip), () => spend(input));
+}
+
+/** Sets the new password, spends the token, ends sessions and tokens, unlocks the account. */
+export async function resetPassword(a: Accounts, knock: Knock, body: Body): Promise<void> {
+  await setPasswordByMailedLink(a, knock, 'reset', body, async ({ email, token, password }) => {
+    const user = await findUserByEmail(a.database.db, email);
+    if (!user || !(await spendMailedToken(a, 'password_resets', user.id, token, RESET_TOKEN_MINUTES))) throw invalidToken();
+    await setMailedPassword(a, user.id, password);
+  });
 }

@@ -88,16 +88,6 @@ export async function deleteSession(a: Accounts, id: string): Promise<void> {
   await a.database.db.deleteFrom('sessions').where('id', '=', id).execute();
 }
 
-/** Ends every session of a user but `keepId`; answers how many ended. */
-export async function deleteUserSessions(a: Accounts, userId: bigint, keepId?: string): Promise<number> {
-  const result = await a.database.db
-    .deleteFrom('sessions')
-    .where('user_id', '=', userId)
-    .$if(keepId !== undefined, (q) => q.where('id', '!=', keepId!))
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
 export async function listUserSessions(a: Accounts, userId: bigint): Promise<Session[]> {
   const rows = await a.database.db
     .selectFrom('sessions')

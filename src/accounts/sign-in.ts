@@ -2,8 +2,10 @@
 // answer, in the same time (a decoy hash is checked). After 100 consecutive
 // failures, whatever the addresses, the account needs a password reset
 // (NIST SP 800-63B §5.2.2); only the right password learns that.
+import type { Executor } from '../db/tables.ts';
 import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
+import { type Knock, limitKeys } from './limits.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
 import { findUserByEmail, fromDbBool, setUserColumns, type UserRow } from './store.ts';
 
@@ -33,8 +35,7 @@ async function recordFailure(a: Accounts, userId: bigint): Promise<void> {
     .execute();
 }
 
-export async function clearFailures(a: Accounts, userId: bigint): Promise<void> {
-  const { db } = a.database;
+export async function clearFailures(db: Executor, userId: bigint): Promise<void> {
   await db
     .updateTable('account_states')
     .set({ consecutive_failures: 0, reset_required: false })
@@ -55,7 +56,7 @@ export async function checkCredentials(a: Accounts, email: string, password: str
   if (fromDbBool(state.reset_required)) {
     throw new AppError(401, 'password_reset_required', 'This account was locked after too many failed sign-ins. Reset your password by email to unlock it.');
   }
-  await clearFailures(a, user.id);
+  await clearFailures(a.database.db, user.id);
   if (check.needsRehash) {
     // An older hash (bcrypt from the original service) becomes argon2id now that we know the password.
     await setUserColumns(a.database.db, user.id, { password: await hashPassword(password) });
@@ -64,3 +65,16 @@ export async function checkCredentials(a: Accounts, email: string, password: str
 }
 
 export const hasTwoFactor = (user: UserRow) => user.two_factor_confirmed_at !== null && user.two_factor_secret !== null;
+
+/**
+ * A password sign-in through any door (the API's login and token endpoints, the sign-in page): failures count
+ * per email and address under one key, so that the doors share the count. `alsoCheck` (a second factor sent
+ * along) fails within the same counted attempt.
+ */
+export async function signInWithPassword(a: Accounts, knock: Knock, email: string, password: string, alsoCheck?: (user: UserRow) => Promise<void>): Promise<UserRow> {
+  return knock.throttle.failures(limitKeys.signIn(email, knock.ip), async () => {
+    const user = await checkCredentials(a, email, password);
+    if (alsoCheck) await alsoCheck(user);
+    return user;
+  });
+}

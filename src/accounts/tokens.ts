@@ -76,7 +76,3 @@ export async function revokeToken(a: Accounts, userId: bigint, tokenId: bigint):
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
-
-export async function revokeAllTokens(a: Accounts, userId: bigint): Promise<void> {
-  await a.database.db.deleteFrom('personal_access_tokens').where('user_id', '=', userId).execute();
-}

@@ -8,6 +8,7 @@ import type { RecordHooks } from '../records/rules.ts';
 import type { Executor } from '../db/tables.ts';
 import type { Row } from '../records/repository.ts';
 import type { Accounts } from './context.ts';
+import { endSignIns } from './end-sign-ins.ts';
 import { createInvitation, INVITATION_DAYS, sendInvitation } from './invitations.ts';
 import { sendInBackground } from './mail.ts';
 import { countAdmins, findUserById } from './store.ts';
@@ -22,12 +23,6 @@ export function serveAccounts(a: Accounts): void {
 }
 
 const lastAdmin = async (trx: Executor, before: Row) => before.role === 'admin' && (await countAdmins(trx)) <= 1;
-
-export async function endEverySignIn(trx: Executor, userId: bigint, keepSessionId?: string): Promise<void> {
-  await trx.deleteFrom('sessions').where('user_id', '=', userId).$if(keepSessionId !== undefined, (q) => q.where('id', '!=', keepSessionId!)).execute();
-  await trx.deleteFrom('personal_access_tokens').where('user_id', '=', userId).execute();
-  await trx.updateTable('users').set({ remember_token: null }).where('id', '=', userId).execute();
-}
 
 export const userRules: RecordHooks = {
     async afterCreate(trx, ctx, record, input) {
@@ -49,7 +44,7 @@ export const userRules: RecordHooks = {
       }
     },
     async afterUpdate(trx, ctx, before, changes) {
-      if (changes.password !== undefined) await endEverySignIn(trx, BigInt(before.id as bigint), ctx.sessionId);
+      if (changes.password !== undefined) await endSignIns(trx, BigInt(before.id as bigint), { keepSessionId: ctx.sessionId, tokens: true });
     },
     async beforeDelete(trx, _ctx, before) {
       if (await lastAdmin(trx, before)) throw new AppError(409, 'last_admin', 'The last admin cannot be deleted; make someone else an admin first.');

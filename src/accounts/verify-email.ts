@@ -5,6 +5,8 @@ import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
 import { hmac, safeEqual, sha256 } from './secrets.ts';
 import { findUserById, idFromText, nowIso, setUserColumns, type UserRow } from './store.ts';
+import { type Knock, limitKeys } from './limits.ts';
+import { sendInBackground } from './mail.ts';
 
 export const VERIFY_LINK_MINUTES = 60;
 
@@ -35,4 +37,10 @@ export async function verifyEmail(a: Accounts, id: string, hash: string, expires
   if (path !== `/verify-email/${id}/${hash}` || Number(expires) * 1000 < Date.now() || !safeEqual(signature(a, path, Number(expires)), sig)) throw invalid();
   if (!user.email_verified_at) await setUserColumns(a.database.db, user.id, { email_verified_at: nowIso() });
   return (await findUserById(a.database.db, user.id))!;
+}
+
+/** Mails a new verification link, through any door: every ask counts, per user. */
+export async function askForVerificationMail(a: Accounts, knock: Knock, user: UserRow): Promise<void> {
+  await knock.throttle.attempts(limitKeys.verificationMail(user.id));
+  sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, user));
 }
