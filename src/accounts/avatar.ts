@@ -53,5 +53,5 @@ export async function removeAvatar(a: Accounts, user: UserRow): Promise<void> {
 
 export async function readAvatar(a: Accounts, userId: bigint): Promise<{ contentType: string; data: Buffer } | null> {
   const row = await a.database.db.selectFrom('avatars').select(['content_type', 'data']).where('user_id', '=', userId).executeTakeFirst();
-  return row ? { contentType: String(row.content_type), data: Buffer.from(row.data as Uint8Array) } : null;
+  return row ? { contentType: row.content_type, data: Buffer.from(row.data) } : null;
 }

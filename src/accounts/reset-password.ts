@@ -42,8 +42,8 @@ const invalidToken = () => new AppError(422, 'validation_failed', 'This reset li
 export async function spendMailedToken(a: Accounts, table: 'password_resets' | 'invitations', userId: bigint, token: string, minutes: number): Promise<boolean> {
   const { db } = a.database;
   const row = await db.selectFrom(table).selectAll().where('user_id', '=', userId).executeTakeFirst();
-  const created = row ? Date.parse(String(row.created_at instanceof Date ? row.created_at.toISOString() : row.created_at)) : 0;
-  if (!row || !safeEqual(String(row.token_hash), sha256(token)) || Date.now() - created > minutes * 60_000) return false;
+  const created = !row ? 0 : row.created_at instanceof Date ? row.created_at.getTime() : Date.parse(row.created_at);
+  if (!row || !safeEqual(row.token_hash, sha256(token)) || Date.now() - created > minutes * 60_000) return false;
   const spent = await db.deleteFrom(table).where('user_id', '=', userId).where('token_hash', '=', sha256(token)).executeTakeFirst();
   return spent.numDeletedRows > 0n;
 }

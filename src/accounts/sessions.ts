@@ -1,6 +1,8 @@
 // Browser sessions, kept in the database so every app process shares them.
 // The cookie holds a 256-bit random secret; only its SHA-256 is stored, so a
 // leaked table cannot be replayed. `id` is a separate public handle for lists.
+import type { Selectable } from 'kysely';
+import type { SessionsTable } from '../db/tables.ts';
 import { randomToken, sha256 } from './secrets.ts';
 import type { Accounts } from './context.ts';
 import { fromDbBool, nowIso, toIso } from './store.ts';
@@ -25,18 +27,18 @@ export interface NewSession {
   session: Session;
 }
 
-function toSession(row: Record<string, unknown>): Session {
+function toSession(row: Selectable<SessionsTable>): Session {
   return {
-    id: String(row.id),
-    userId: BigInt(row.user_id as bigint),
+    id: row.id,
+    userId: BigInt(row.user_id),
     twoFactorPending: fromDbBool(row.two_factor_pending),
     rememberMe: fromDbBool(row.remember_me),
     passwordConfirmedAt: toIso(row.password_confirmed_at),
     createdAt: toIso(row.created_at)!,
     lastSeenAt: toIso(row.last_seen_at)!,
     expiresAt: toIso(row.expires_at)!,
-    ip: (row.ip as string | null) ?? null,
-    userAgent: (row.user_agent as string | null) ?? null,
+    ip: row.ip,
+    userAgent: row.user_agent,
   };
 }
 

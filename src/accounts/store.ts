@@ -1,6 +1,6 @@
 // Reads and writes of account rows, including the hidden columns the records
 // API never selects. Values read back are made uniform through the field kinds.
-import { type Updateable, sql } from 'kysely';
+import { type Selectable, type Updateable, sql } from 'kysely';
 import type { Executor, UsersTable } from '../db/tables.ts';
 import { rowToRecord } from '../records/repository.ts';
 import { user } from '../resources/user.ts';
@@ -38,15 +38,15 @@ export function idFromText(text: string): bigint | null {
 }
 export const fromDbBool = (v: unknown) => kinds.boolean.fromDb(v ?? null) === true;
 
-export function toUserRow(row: Record<string, unknown>): UserRow {
+export function toUserRow(row: Selectable<UsersTable>): UserRow {
   return {
     ...row,
-    id: BigInt(row.id as bigint),
+    id: BigInt(row.id),
     email_verified_at: toIso(row.email_verified_at),
     two_factor_confirmed_at: toIso(row.two_factor_confirmed_at),
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
-  } as unknown as UserRow;
+  };
 }
 
 export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | null> {

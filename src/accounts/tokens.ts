@@ -1,5 +1,7 @@
 // Personal access tokens: `lb_` and 256 random bits, shown once, stored as a
 // SHA-256 hash, named, revocable, with the time of last use.
+import type { Selectable } from 'kysely';
+import type { PersonalAccessTokensTable } from '../db/tables.ts';
 import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
 import { randomToken, sha256 } from './secrets.ts';
@@ -15,8 +17,8 @@ export interface TokenInfo {
 
 const PREFIX = 'lb_';
 
-function toInfo(row: Record<string, unknown>): TokenInfo {
-  return { id: BigInt(row.id as bigint), name: String(row.name), created_at: toIso(row.created_at)!, last_used_at: toIso(row.last_used_at) };
+function toInfo(row: Pick<Selectable<PersonalAccessTokensTable>, 'id' | 'name' | 'created_at' | 'last_used_at'>): TokenInfo {
+  return { id: BigInt(row.id), name: row.name, created_at: toIso(row.created_at)!, last_used_at: toIso(row.last_used_at) };
 }
 
 export async function createToken(a: Accounts, userId: bigint, name: string): Promise<{ token: string; info: TokenInfo }> {
@@ -54,7 +56,7 @@ export async function findTokenUser(a: Accounts, token: string): Promise<{ token
   if (!lastUsed || Date.now() - Date.parse(lastUsed) > 60_000) {
     await a.database.db.updateTable('personal_access_tokens').set({ last_used_at: nowIso() }).where('id', '=', tokenId).execute();
   }
-  return { tokenId: BigInt(tokenId as bigint), user: toUserRow(user) };
+  return { tokenId: BigInt(tokenId), user: toUserRow(user) };
 }
 
 export async function listTokens(a: Accounts, userId: bigint): Promise<TokenInfo[]> {
