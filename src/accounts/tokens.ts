@@ -2,10 +2,15 @@
 // SHA-256 hash, named, revocable, with the time of last use.
 import type { Selectable } from 'kysely';
 import type { PersonalAccessTokensTable } from '../db/tables.ts';
+import { AppError } from '../errors.ts';
 import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
 import { randomToken, sha256 } from './secrets.ts';
+import { passSecondFactor } from './second-factor.ts';
 import type { Session } from './sessions.ts';
+import { hasTwoFactor, signInWithPassword } from './sign-in.ts';
+import { codeRefusal } from './two-factor.ts';
+import type { Knock } from './limits.ts';
 import { nowIso, toIso, toUserRow, type UserRow } from './store.ts';
 
 export interface TokenInfo {
@@ -35,6 +40,23 @@ export async function createToken(a: Accounts, userId: bigint, name: string): Pr
 export async function createOwnToken(a: Accounts, user: UserRow, session: Session | undefined, name: string, password: unknown) {
   await confirmPassword(a, user, session, password);
   return createToken(a, user.id, name);
+}
+
+/**
+ * A token for a program that signs in with email and password (and the second factor, when on, in the same
+ * request): counted as a sign-in, under the same key as the sign-in page's and the API login's.
+ */
+export async function createTokenWithPassword(
+  a: Accounts, knock: Knock, input: { email: string; password: string; deviceName: string; code?: string; recoveryCode?: string },
+): Promise<{ token: string; user: UserRow }> {
+  const user = await signInWithPassword(a, knock, input.email, input.password, async (found) => {
+    if (!hasTwoFactor(found)) return;
+    if (!input.code && !input.recoveryCode) throw new AppError(401, 'two_factor_required', 'This account uses two-factor authentication: send code or recovery_code too.');
+    const check = await passSecondFactor(a, found, input);
+    if (check !== 'accepted') throw new AppError(401, 'two_factor_invalid', `The two-factor code ${codeRefusal(check)}.`);
+  });
+  const { token } = await createToken(a, user.id, input.deviceName);
+  return { token, user };
 }
 
 /**

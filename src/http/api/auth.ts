@@ -6,11 +6,8 @@ import type { Accounts } from '../../accounts/context.ts';
 import { bodyWith, optionalBoolean, optionalText, text } from '../../accounts/input.ts';
 import { acceptInvitation } from '../../accounts/invitations.ts';
 import { askForPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
-import { passSecondFactor } from '../../accounts/second-factor.ts';
-import { codeRefusal } from '../../accounts/two-factor.ts';
-import { hasTwoFactor, signInWithPassword } from '../../accounts/sign-in.ts';
 import { publicUser } from '../../accounts/store.ts';
-import { createToken } from '../../accounts/tokens.ts';
+import { createTokenWithPassword } from '../../accounts/tokens.ts';
 import { askForVerificationMail, verifyEmail } from '../../accounts/verify-email.ts';
 import { AppError, FieldErrorBag } from '../../errors.ts';
 import { signInSteps } from '../sign-in.ts';
@@ -92,14 +89,7 @@ export function authRoutes(a: Accounts) {
       const deviceName = text(body, 'device_name', bag);
       const answer = secondFactorAnswer(body, bag);
       bag.throwIfAny();
-      const user = await signInWithPassword(a, knock(request, reply), email, password, async (found) => {
-        if (hasTwoFactor(found)) {
-          if (!answer.code && !answer.recoveryCode) throw new AppError(401, 'two_factor_required', 'This account uses two-factor authentication: send code or recovery_code too.');
-          const check = await passSecondFactor(a, found, answer);
-          if (check !== 'accepted') throw new AppError(401, 'two_factor_invalid', `The two-factor code ${codeRefusal(check)}.`);
-        }
-      });
-      const { token } = await createToken(a, user.id, deviceName);
+      const { token, user } = await createTokenWithPassword(a, knock(request, reply), { email, password, deviceName, ...answer });
       return reply.code(201).send({ token, data: publicUser(user) });
     });
 
