@@ -11,7 +11,7 @@ import {
 import type { Database } from '../src/db/connection.ts';
 import { createRecord, getRecord, listRecords, updateRecord } from '../src/records/operations.ts';
 import { contact } from '../src/resources/contact.ts';
-import type { Dialect } from '../src/schema/kinds.ts';
+import type { Dialect } from '../src/db/dialect.ts';
 import { type ReadScenario, type ScenarioParams, READ_SCENARIOS, type ScenarioName, appQuery, createBody, patchBody } from './scenarios.ts';
 
 export interface Statement {

@@ -3,7 +3,7 @@
 // so that the floor measures the database work alone. When the app's SQL
 // changes, change it here; the runner compares the two before it measures
 // and prints any difference.
-import type { Dialect } from '../src/schema/kinds.ts';
+import type { Dialect } from '../src/db/dialect.ts';
 import { type ReadScenario, PER_PAGE } from './scenarios.ts';
 
 export interface Statement {

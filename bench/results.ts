@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Dialect } from '../src/schema/kinds.ts';
+import type { Dialect } from '../src/db/dialect.ts';
 import type { LoadResult } from './load.ts';
 import { LABELS, SCENARIOS, type ScenarioName } from './scenarios.ts';
 

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { TIME_SPAN } from '../src/cli/fake-data.ts';
-import type { Dialect } from '../src/schema/kinds.ts';
+import type { Dialect } from '../src/db/dialect.ts';
 import { sqlDrift } from './app-sql.ts';
 import type { LoadJob, LoadResult } from './load.ts';
 import { LoadClient, ROOT, type Server, appServer, floorServer, leadbook, procStatusKb, stopAll } from './processes.ts';

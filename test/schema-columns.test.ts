@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { type Database, openDatabase } from '../src/db/connection.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { resources } from '../src/resources/index.ts';
-import type { Dialect } from '../src/schema/kinds.ts';
+import type { Dialect } from '../src/db/dialect.ts';
 import type { Field } from '../src/schema/resource.ts';
 import { DIALECTS, type FreshDatabase, freshDatabase } from './helpers/database.ts';
 

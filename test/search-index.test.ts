@@ -13,6 +13,7 @@ import { contact, recordResources } from '../src/resources/index.ts';
 import { formats } from '../src/schema/formats.ts';
 import { DIALECTS } from './helpers/database.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { asRecordTables } from '../src/db/tables.ts';
 
 // Pieces values are made of: each a trap for case folding, LIKE or FTS query syntax.
 const PIECES = [
@@ -92,7 +93,7 @@ for (const dialect of DIALECTS) {
 
     /** Words to try: substrings of stored values (so that most searches find something) and generated ones. */
     async function wordsToTry(seed: number): Promise<string[][]> {
-      const stored = await app.database.db.selectFrom('contacts').select(TEXT_FIELDS).execute();
+      const stored = await asRecordTables(app.database.db).selectFrom('contacts').select(TEXT_FIELDS).execute();
       const values = stored.flatMap((r) => TEXT_FIELDS.map((c) => r[c] as string | null)).filter((v): v is string => !!v && v.trim() !== '');
       const generated = fc.sample(fc.array(wordArb, { minLength: 1, maxLength: 2 }), { numRuns: RUNS, seed });
       const cut = fc.sample(fc.tuple(fc.nat(), fc.nat(), fc.integer({ min: 1, max: 6 })), { numRuns: RUNS, seed: seed + 1 }).map(([v, start, length]) => {

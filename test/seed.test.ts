@@ -14,6 +14,7 @@ import type { Resource } from '../src/schema/resource.ts';
 import { DIALECTS, type FreshDatabase, freshDatabase } from './helpers/database.ts';
 import { runCli, type Served, serveCli } from './helpers/process.ts';
 import type { Json } from './helpers/json.ts';
+import { asRecordTables } from '../src/db/tables.ts';
 
 const CONTACTS = 3000;
 const INQUIRIES = 800;
@@ -33,7 +34,7 @@ async function digest(fresh: FreshDatabase): Promise<string> {
   try {
     const hash = createHash('sha256');
     for (const table of ['contacts', 'inquiries']) {
-      const rows = await database.db.selectFrom(table).selectAll().orderBy('id').execute();
+      const rows = await asRecordTables(database.db).selectFrom(table).selectAll().orderBy('id').execute();
       for (const row of rows) hash.update(JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
     }
     return hash.digest('hex');

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
-import { idParam, nowIso, setUserColumns, type UserRow } from './store.ts';
+import { nowIso, setUserColumns, type UserRow } from './store.ts';
 
 export const AVATAR_MAX_BYTES = 2 * 1024 * 1024;
 /** Room for the multipart envelope (boundaries, part headers) around the image. */
@@ -35,24 +35,23 @@ export async function saveAvatar(a: Accounts, user: UserRow, upload: Buffer): Pr
     throw notAnImage();
   }
   const name = `avatar-${user.id}-${createHash('sha256').update(image).digest('hex').slice(0, 12)}.webp`;
-  const { db, dialect } = a.database;
-  const uid = idParam(dialect, user.id);
+  const { db } = a.database;
   await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('avatars').where('user_id', '=', uid).execute();
-    await trx.insertInto('avatars').values({ user_id: uid, content_type: 'image/webp', data: image, updated_at: nowIso() }).execute();
-    await setUserColumns(trx, dialect, user.id, { image_name: name });
+    await trx.deleteFrom('avatars').where('user_id', '=', user.id).execute();
+    await trx.insertInto('avatars').values({ user_id: user.id, content_type: 'image/webp', data: image, updated_at: nowIso() }).execute();
+    await setUserColumns(trx, user.id, { image_name: name });
   });
 }
 
 export async function removeAvatar(a: Accounts, user: UserRow): Promise<void> {
-  const { db, dialect } = a.database;
+  const { db } = a.database;
   await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('avatars').where('user_id', '=', idParam(dialect, user.id)).execute();
-    await setUserColumns(trx, dialect, user.id, { image_name: null });
+    await trx.deleteFrom('avatars').where('user_id', '=', user.id).execute();
+    await setUserColumns(trx, user.id, { image_name: null });
   });
 }
 
 export async function readAvatar(a: Accounts, userId: bigint): Promise<{ contentType: string; data: Buffer } | null> {
-  const row = await a.database.db.selectFrom('avatars').select(['content_type', 'data']).where('user_id', '=', idParam(a.database.dialect, userId)).executeTakeFirst();
-  return row ? { contentType: String(row.content_type), data: Buffer.from(row.data as Uint8Array) } : null;
+  const row = await a.database.db.selectFrom('avatars').select(['content_type', 'data']).where('user_id', '=', userId).executeTakeFirst();
+  return row ? { contentType: row.content_type, data: Buffer.from(row.data) } : null;
 }

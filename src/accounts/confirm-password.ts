@@ -3,8 +3,9 @@
 // password typed into an earlier sensitive form). Signing in does not open the
 // window: a session cookie alone, taken from an unattended browser, must not
 // be enough to delete the account or turn two-factor off.
-import { AppError } from '../errors.ts';
+import { AppError, FieldErrorBag } from '../errors.ts';
 import type { Accounts } from './context.ts';
+import { type Body, text } from './input.ts';
 import { checkPassword } from './passwords.ts';
 import { markPasswordConfirmed, passwordRecentlyConfirmed, type Session } from './sessions.ts';
 import type { UserRow } from './store.ts';
@@ -21,4 +22,13 @@ export async function confirmPassword(a: Accounts, user: UserRow, session: Sessi
   }
   if (typeof password !== 'string' || !(await checkPassword(user.password, password)).ok) throw wrong();
   if (session) await markPasswordConfirmed(a, session.id);
+}
+
+/** Opens the confirmation window of this session (POST /me/confirm-password); a token client has none to open. */
+export async function openConfirmationWindow(a: Accounts, user: UserRow, session: Session | undefined, body: Body): Promise<void> {
+  if (!session) throw new AppError(409, 'no_session', 'Password confirmation is kept on a browser session; token clients send password with each call.');
+  const bag = new FieldErrorBag();
+  const password = text(body, 'password', bag);
+  bag.throwIfAny();
+  await confirmPassword(a, user, session, password);
 }

@@ -1,6 +1,7 @@
 // Small readers for the account endpoints' bodies; every problem names its field.
 import { AppError, FieldErrorBag } from '../errors.ts';
 import { parseText } from '../schema/values.ts';
+import { passwordProblems } from './passwords.ts';
 
 export type Body = Record<string, unknown>;
 
@@ -34,4 +35,17 @@ export function optionalBoolean(body: Body, name: string, bag: FieldErrorBag): b
   if (value === undefined || value === null) return false;
   if (typeof value !== 'boolean') { bag.add(name, 'must be true or false'); return false; }
   return value;
+}
+
+/**
+ * A new password (a reset, an invitation): required, then the password rules (accounts/passwords.ts), the same
+ * messages whichever door it came through; an empty one is too short.
+ */
+export function newPassword(body: Body, name: string, bag: FieldErrorBag): string {
+  const value = body[name];
+  if (value === undefined || value === null) { bag.add(name, 'is required'); return ''; }
+  const parsed = parseText(value, Number.MAX_SAFE_INTEGER);
+  if (!parsed.ok) { bag.add(name, parsed.message); return ''; }
+  for (const problem of passwordProblems(parsed.value)) bag.add(name, problem);
+  return parsed.value;
 }

@@ -3,21 +3,22 @@
 // account cannot sign in: its stored password is empty, which no hash matches.
 // Choosing the password through the link also proves the address.
 import { AppError } from '../errors.ts';
-import type { Executor, Row } from '../records/repository.ts';
-import type { Dialect } from '../schema/kinds.ts';
+import type { Executor } from '../db/tables.ts';
+import type { Row } from '../records/repository.ts';
 import type { Accounts } from './context.ts';
-import { setMailedPassword, spendMailedToken } from './reset-password.ts';
+import type { Body } from './input.ts';
+import type { Knock } from './limits.ts';
+import { setMailedPassword, setPasswordByMailedLink, spendMailedToken } from './reset-password.ts';
 import { randomToken, sha256 } from './secrets.ts';
-import { findUserByEmail, idParam, nowIso } from './store.ts';
+import { findUserByEmail, nowIso } from './store.ts';
 
 export const INVITATION_DAYS = 7;
 
 /** Records a new invitation for the user inside the caller's transaction; answers the token for the mail. */
-export async function createInvitation(trx: Executor, dialect: Dialect, userId: bigint): Promise<string> {
+export async function createInvitation(trx: Executor, userId: bigint): Promise<string> {
   const token = randomToken();
-  const uid = idParam(dialect, userId);
-  await trx.deleteFrom('invitations').where('user_id', '=', uid).execute();
-  await trx.insertInto('invitations').values({ user_id: uid, token_hash: sha256(token), created_at: nowIso() }).execute();
+  await trx.deleteFrom('invitations').where('user_id', '=', userId).execute();
+  await trx.insertInto('invitations').values({ user_id: userId, token_hash: sha256(token), created_at: nowIso() }).execute();
   return token;
 }
 
@@ -44,9 +45,11 @@ export async function sendInvitation(a: Accounts, user: Row, token: string): Pro
 const invalidInvitation = () =>
   new AppError(422, 'validation_failed', 'This invitation link is invalid, was used already, or has expired; ask an admin to invite you again.', { token: ['is invalid or has expired'] });
 
-/** Sets the invited user's password (already checked) and confirms their address; the link works once. */
-export async function acceptInvitation(a: Accounts, email: string, token: string, password: string): Promise<void> {
-  const user = await findUserByEmail(a.database.db, email);
-  if (!user || !(await spendMailedToken(a, 'invitations', user.id, token, INVITATION_DAYS * 24 * 60))) throw invalidInvitation();
-  await setMailedPassword(a, user.id, password, user.email_verified_at ? {} : { email_verified_at: nowIso() });
+/** Sets the invited user's password and confirms their address; the link works once. */
+export async function acceptInvitation(a: Accounts, knock: Knock, body: Body): Promise<void> {
+  await setPasswordByMailedLink(a, knock, 'invitation', body, async ({ email, token, password }) => {
+    const user = await findUserByEmail(a.database.db, email);
+    if (!user || !(await spendMailedToken(a, 'invitations', user.id, token, INVITATION_DAYS * 24 * 60))) throw invalidInvitation();
+    await setMailedPassword(a, user.id, password, user.email_verified_at ? {} : { email_verified_at: nowIso() });
+  });
 }

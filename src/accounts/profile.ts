@@ -9,8 +9,8 @@ import type { Accounts } from './context.ts';
 import { bodyWith, text } from './input.ts';
 import { sendInBackground } from './mail.ts';
 import { checkPassword } from './passwords.ts';
-import { forgetRememberedDevices } from './remember.ts';
-import { deleteUserSessions, type Session } from './sessions.ts';
+import { endSignIns } from './end-sign-ins.ts';
+import type { Session } from './sessions.ts';
 import { findUserById, setUserColumns, type UserRow } from './store.ts';
 import { sendVerificationMail } from './verify-email.ts';
 
@@ -29,12 +29,12 @@ export async function updateProfile(a: Accounts, user: UserRow, session: Session
   else if (password !== undefined) throw new AppError(422, 'validation_failed', 'Change your password with PUT /api/v1/me/password.', { password: ['is changed with PUT /api/v1/me/password'] });
   await updateRecord({ database: a.database, actor: SELF }, userResource, String(user.id), changes);
   if (emailChanges) {
-    await setUserColumns(a.database.db, a.database.dialect, user.id, { email_verified_at: null });
-    const fresh = (await findUserById(a.database.db, a.database.dialect, user.id))!;
+    await setUserColumns(a.database.db, user.id, { email_verified_at: null });
+    const fresh = (await findUserById(a.database.db, user.id))!;
     sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, fresh));
     return fresh;
   }
-  return (await findUserById(a.database.db, a.database.dialect, user.id))!;
+  return (await findUserById(a.database.db, user.id))!;
 }
 
 /** Checks the current password, sets the new one, and ends every other sign-in of the user. */
@@ -58,9 +58,7 @@ export async function changePassword(a: Accounts, user: UserRow, session: Sessio
  */
 export async function signOutOtherSessions(a: Accounts, user: UserRow, session: Session | undefined, password: unknown): Promise<number> {
   await confirmPassword(a, user, session, password);
-  const ended = await deleteUserSessions(a, user.id, session?.id);
-  await forgetRememberedDevices(a, user.id);
-  return ended;
+  return endSignIns(a.database.db, user.id, { keepSessionId: session?.id, tokens: false });
 }
 
 export async function deleteAccount(a: Accounts, user: UserRow, session: Session | undefined, body: unknown): Promise<void> {

@@ -4,6 +4,7 @@ import type { Database } from '../db/connection.ts';
 import { AppError } from '../errors.ts';
 import { createRecord } from '../records/operations.ts';
 import { user } from '../resources/user.ts';
+import type { Role } from '../schema/roles.ts';
 import type { Accounts } from './context.ts';
 import { countUsers, findUserById, type UserRow } from './store.ts';
 
@@ -16,9 +17,9 @@ const SYSTEM = { id: 0n, role: 'admin' as const };
 export const REGISTER_FIELDS = ['name', 'email', 'password'] as const;
 
 /** Creates a user through the records operation (same rules and validation), as the given role. */
-export async function createUser(database: Database, body: Record<string, unknown>, role: 'admin' | 'agent'): Promise<UserRow> {
+export async function createUser(database: Database, body: Record<string, unknown>, role: Role): Promise<UserRow> {
   const { record } = await createRecord({ database, actor: SYSTEM }, user, { ...body, role });
-  return (await findUserById(database.db, database.dialect, BigInt(record.id as bigint)))!;
+  return (await findUserById(database.db, BigInt(record.id as bigint)))!;
 }
 
 export async function registerUser(a: Accounts, body: unknown): Promise<UserRow> {

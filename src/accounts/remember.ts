@@ -15,7 +15,7 @@ export async function rememberCookieFor(a: Accounts, user: UserRow): Promise<{ v
   let token = user.remember_token;
   if (!token) {
     token = randomToken();
-    await setUserColumns(a.database.db, a.database.dialect, user.id, { remember_token: token });
+    await setUserColumns(a.database.db, user.id, { remember_token: token });
   }
   const maxAgeSeconds = a.config.rememberDays * 86_400;
   const expires = Math.floor(Date.now() / 1000) + maxAgeSeconds;
@@ -29,12 +29,12 @@ export async function userFromRememberCookie(a: Accounts, value: string): Promis
   const [, rawId, expires, signature] = match;
   const id = idFromText(rawId!);
   if (id === null || Number(expires) * 1000 <= Date.now()) return null;
-  const user = await findUserById(a.database.db, a.database.dialect, id);
+  const user = await findUserById(a.database.db, id);
   if (!user?.remember_token) return null;
   return safeEqual(sign(a, user.id, Number(expires), user.remember_token), signature!) ? user : null;
 }
 
 /** Invalidates every remember cookie of the user. */
 export async function forgetRememberedDevices(a: Accounts, userId: bigint): Promise<void> {
-  await setUserColumns(a.database.db, a.database.dialect, userId, { remember_token: null });
+  await setUserColumns(a.database.db, userId, { remember_token: null });
 }

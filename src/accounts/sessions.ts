@@ -1,9 +1,11 @@
 // Browser sessions, kept in the database so every app process shares them.
 // The cookie holds a 256-bit random secret; only its SHA-256 is stored, so a
 // leaked table cannot be replayed. `id` is a separate public handle for lists.
+import type { Selectable } from 'kysely';
+import type { SessionsTable } from '../db/tables.ts';
 import { randomToken, sha256 } from './secrets.ts';
 import type { Accounts } from './context.ts';
-import { boolParam, fromDbBool, idParam, nowIso, toIso } from './store.ts';
+import { fromDbBool, nowIso, toIso } from './store.ts';
 
 export interface Session {
   id: string;
@@ -25,18 +27,18 @@ export interface NewSession {
   session: Session;
 }
 
-function toSession(row: Record<string, unknown>): Session {
+function toSession(row: Selectable<SessionsTable>): Session {
   return {
-    id: String(row.id),
-    userId: BigInt(row.user_id as bigint),
+    id: row.id,
+    userId: BigInt(row.user_id),
     twoFactorPending: fromDbBool(row.two_factor_pending),
     rememberMe: fromDbBool(row.remember_me),
     passwordConfirmedAt: toIso(row.password_confirmed_at),
     createdAt: toIso(row.created_at)!,
     lastSeenAt: toIso(row.last_seen_at)!,
     expiresAt: toIso(row.expires_at)!,
-    ip: (row.ip as string | null) ?? null,
-    userAgent: (row.user_agent as string | null) ?? null,
+    ip: row.ip,
+    userAgent: row.user_agent,
   };
 }
 
@@ -50,9 +52,9 @@ export async function createSession(
   const row = {
     id: randomToken(16),
     token_hash: sha256(token),
-    user_id: idParam(a.database.dialect, userId),
-    two_factor_pending: boolParam(a.database.dialect, options.twoFactorPending ?? false),
-    remember_me: boolParam(a.database.dialect, options.rememberMe ?? false),
+    user_id: userId,
+    two_factor_pending: options.twoFactorPending ?? false,
+    remember_me: options.rememberMe ?? false,
     // Signing in is no password confirmation (CONTRACT.md, Roles): the window opens only when asked.
     password_confirmed_at: null,
     ip: options.ip?.slice(0, 64) ?? null,
@@ -88,22 +90,12 @@ export async function deleteSession(a: Accounts, id: string): Promise<void> {
   await a.database.db.deleteFrom('sessions').where('id', '=', id).execute();
 }
 
-/** Ends every session of a user but `keepId`; answers how many ended. */
-export async function deleteUserSessions(a: Accounts, userId: bigint, keepId?: string): Promise<number> {
-  const result = await a.database.db
-    .deleteFrom('sessions')
-    .where('user_id', '=', idParam(a.database.dialect, userId))
-    .$if(keepId !== undefined, (q) => q.where('id', '!=', keepId!))
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
 export async function listUserSessions(a: Accounts, userId: bigint): Promise<Session[]> {
   const rows = await a.database.db
     .selectFrom('sessions')
     .selectAll()
-    .where('user_id', '=', idParam(a.database.dialect, userId))
-    .where('two_factor_pending', '=', boolParam(a.database.dialect, false))
+    .where('user_id', '=', userId)
+    .where('two_factor_pending', '=', false)
     .orderBy('last_seen_at', 'desc')
     .execute();
   return rows.map(toSession);

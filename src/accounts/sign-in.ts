@@ -2,10 +2,12 @@
 // answer, in the same time (a decoy hash is checked). After 100 consecutive
 // failures, whatever the addresses, the account needs a password reset
 // (NIST SP 800-63B §5.2.2); only the right password learns that.
+import type { Executor } from '../db/tables.ts';
 import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
+import { type Knock, limitKeys } from './limits.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
-import { boolParam, findUserByEmail, fromDbBool, idParam, setUserColumns, type UserRow } from './store.ts';
+import { findUserByEmail, fromDbBool, setUserColumns, type UserRow } from './store.ts';
 
 export const MAX_CONSECUTIVE_FAILURES = 100;
 
@@ -13,33 +15,31 @@ export const invalidCredentials = () =>
   new AppError(401, 'invalid_credentials', 'These credentials do not match our records.');
 
 async function accountState(a: Accounts, userId: bigint) {
-  const { db, dialect } = a.database;
-  const uid = idParam(dialect, userId);
-  await db.insertInto('account_states').values({ user_id: uid }).onConflict((oc) => oc.column('user_id').doNothing()).execute();
-  return db.selectFrom('account_states').selectAll().where('user_id', '=', uid).executeTakeFirstOrThrow();
+  const { db } = a.database;
+  await db.insertInto('account_states').values({ user_id: userId }).onConflict((oc) => oc.column('user_id').doNothing()).execute();
+  return db.selectFrom('account_states').selectAll().where('user_id', '=', userId).executeTakeFirstOrThrow();
 }
 
 async function recordFailure(a: Accounts, userId: bigint): Promise<void> {
-  const { db, dialect } = a.database;
+  const { db } = a.database;
   await db
     .updateTable('account_states')
     .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
-    .where('user_id', '=', idParam(dialect, userId))
+    .where('user_id', '=', userId)
     .execute();
   await db
     .updateTable('account_states')
-    .set({ reset_required: boolParam(dialect, true) })
-    .where('user_id', '=', idParam(dialect, userId))
+    .set({ reset_required: true })
+    .where('user_id', '=', userId)
     .where('consecutive_failures', '>=', MAX_CONSECUTIVE_FAILURES)
     .execute();
 }
 
-export async function clearFailures(a: Accounts, userId: bigint): Promise<void> {
-  const { db, dialect } = a.database;
+export async function clearFailures(db: Executor, userId: bigint): Promise<void> {
   await db
     .updateTable('account_states')
-    .set({ consecutive_failures: 0, reset_required: boolParam(dialect, false) })
-    .where('user_id', '=', idParam(dialect, userId))
+    .set({ consecutive_failures: 0, reset_required: false })
+    .where('user_id', '=', userId)
     .execute();
 }
 
@@ -56,12 +56,25 @@ export async function checkCredentials(a: Accounts, email: string, password: str
   if (fromDbBool(state.reset_required)) {
     throw new AppError(401, 'password_reset_required', 'This account was locked after too many failed sign-ins. Reset your password by email to unlock it.');
   }
-  await clearFailures(a, user.id);
+  await clearFailures(a.database.db, user.id);
   if (check.needsRehash) {
     // An older hash (bcrypt from the original service) becomes argon2id now that we know the password.
-    await setUserColumns(a.database.db, a.database.dialect, user.id, { password: await hashPassword(password) });
+    await setUserColumns(a.database.db, user.id, { password: await hashPassword(password) });
   }
   return user;
 }
 
 export const hasTwoFactor = (user: UserRow) => user.two_factor_confirmed_at !== null && user.two_factor_secret !== null;
+
+/**
+ * A password sign-in through any door (the API's login and token endpoints, the sign-in page): failures count
+ * per email and address under one key, so that the doors share the count. `alsoCheck` (a second factor sent
+ * along) fails within the same counted attempt.
+ */
+export async function signInWithPassword(a: Accounts, knock: Knock, email: string, password: string, alsoCheck?: (user: UserRow) => Promise<void>): Promise<UserRow> {
+  return knock.throttle.failures(limitKeys.signIn(email, knock.ip), async () => {
+    const user = await checkCredentials(a, email, password);
+    if (alsoCheck) await alsoCheck(user);
+    return user;
+  });
+}

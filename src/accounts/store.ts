@@ -1,18 +1,18 @@
 // Reads and writes of account rows, including the hidden columns the records
-// API never selects. Values cross the dialect boundary through the field kinds.
-import { sql } from 'kysely';
-import type { Executor } from '../records/repository.ts';
+// API never selects. Values read back are made uniform through the field kinds.
+import { type Selectable, type Updateable, sql } from 'kysely';
+import type { Executor, UsersTable } from '../db/tables.ts';
 import { rowToRecord } from '../records/repository.ts';
 import { user } from '../resources/user.ts';
+import type { Role } from '../schema/roles.ts';
 import { kinds } from '../schema/kinds.ts';
-import type { Dialect } from '../schema/kinds.ts';
 
 export interface UserRow {
   id: bigint;
   name: string;
   email: string;
   password: string;
-  role: 'admin' | 'agent';
+  role: Role;
   email_verified_at: string | null;
   two_factor_secret: string | null;
   two_factor_recovery_codes: string | null;
@@ -23,7 +23,6 @@ export interface UserRow {
 
 export const nowIso = () => new Date().toISOString();
 export const toIso = (v: unknown) => kinds.dateTime.fromDb(v ?? null) as string | null;
-export const idParam = (dialect: Dialect, id: bigint) => kinds.bigInteger.toDb(id, dialect);
 
 const MAX_ID = 2n ** 63n - 1n;
 
@@ -37,18 +36,17 @@ export function idFromText(text: string): bigint | null {
   const id = BigInt(text);
   return id >= 1n && id <= MAX_ID ? id : null;
 }
-export const boolParam = (dialect: Dialect, v: boolean) => kinds.boolean.toDb(v, dialect);
 export const fromDbBool = (v: unknown) => kinds.boolean.fromDb(v ?? null) === true;
 
-export function toUserRow(row: Record<string, unknown>): UserRow {
+export function toUserRow(row: Selectable<UsersTable>): UserRow {
   return {
     ...row,
-    id: BigInt(row.id as bigint),
+    id: BigInt(row.id),
     email_verified_at: toIso(row.email_verified_at),
     two_factor_confirmed_at: toIso(row.two_factor_confirmed_at),
     created_at: toIso(row.created_at),
     updated_at: toIso(row.updated_at),
-  } as unknown as UserRow;
+  };
 }
 
 export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | null> {
@@ -59,14 +57,14 @@ export async function findUserByEmail(db: Executor, email: string): Promise<User
   return row ? toUserRow(row) : null;
 }
 
-export async function findUserById(db: Executor, dialect: Dialect, id: bigint): Promise<UserRow | null> {
-  const row = await db.selectFrom('users').selectAll().where('id', '=', idParam(dialect, id)).executeTakeFirst();
+export async function findUserById(db: Executor, id: bigint): Promise<UserRow | null> {
+  const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   return row ? toUserRow(row) : null;
 }
 
 /** Writes columns of a user (hidden ones included) and moves updated_at. */
-export async function setUserColumns(db: Executor, dialect: Dialect, id: bigint, values: Record<string, unknown>): Promise<void> {
-  await db.updateTable('users').set({ ...values, updated_at: nowIso() }).where('id', '=', idParam(dialect, id)).execute();
+export async function setUserColumns(db: Executor, id: bigint, values: Updateable<UsersTable>): Promise<void> {
+  await db.updateTable('users').set({ ...values, updated_at: nowIso() }).where('id', '=', id).execute();
 }
 
 export async function countUsers(db: Executor): Promise<number> {

@@ -1,10 +1,17 @@
 // Personal access tokens: `lb_` and 256 random bits, shown once, stored as a
 // SHA-256 hash, named, revocable, with the time of last use.
+import type { Selectable } from 'kysely';
+import type { PersonalAccessTokensTable } from '../db/tables.ts';
+import { AppError } from '../errors.ts';
 import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
 import { randomToken, sha256 } from './secrets.ts';
+import { passSecondFactor } from './second-factor.ts';
 import type { Session } from './sessions.ts';
-import { idParam, nowIso, toIso, toUserRow, type UserRow } from './store.ts';
+import { hasTwoFactor, signInWithPassword } from './sign-in.ts';
+import { codeRefusal } from './two-factor.ts';
+import type { Knock } from './limits.ts';
+import { nowIso, toIso, toUserRow, type UserRow } from './store.ts';
 
 export interface TokenInfo {
   id: bigint;
@@ -15,15 +22,15 @@ export interface TokenInfo {
 
 const PREFIX = 'lb_';
 
-function toInfo(row: Record<string, unknown>): TokenInfo {
-  return { id: BigInt(row.id as bigint), name: String(row.name), created_at: toIso(row.created_at)!, last_used_at: toIso(row.last_used_at) };
+function toInfo(row: Pick<Selectable<PersonalAccessTokensTable>, 'id' | 'name' | 'created_at' | 'last_used_at'>): TokenInfo {
+  return { id: BigInt(row.id), name: row.name, created_at: toIso(row.created_at)!, last_used_at: toIso(row.last_used_at) };
 }
 
 export async function createToken(a: Accounts, userId: bigint, name: string): Promise<{ token: string; info: TokenInfo }> {
   const token = PREFIX + randomToken();
   const row = await a.database.db
     .insertInto('personal_access_tokens')
-    .values({ user_id: idParam(a.database.dialect, userId), name, token_hash: sha256(token), created_at: nowIso() })
+    .values({ user_id: userId, name, token_hash: sha256(token), created_at: nowIso() })
     .returning(['id', 'name', 'created_at', 'last_used_at'])
     .executeTakeFirstOrThrow();
   return { token, info: toInfo(row) };
@@ -33,6 +40,23 @@ export async function createToken(a: Accounts, userId: bigint, name: string): Pr
 export async function createOwnToken(a: Accounts, user: UserRow, session: Session | undefined, name: string, password: unknown) {
   await confirmPassword(a, user, session, password);
   return createToken(a, user.id, name);
+}
+
+/**
+ * A token for a program that signs in with email and password (and the second factor, when on, in the same
+ * request): counted as a sign-in, under the same key as the sign-in page's and the API login's.
+ */
+export async function createTokenWithPassword(
+  a: Accounts, knock: Knock, input: { email: string; password: string; deviceName: string; code?: string; recoveryCode?: string },
+): Promise<{ token: string; user: UserRow }> {
+  const user = await signInWithPassword(a, knock, input.email, input.password, async (found) => {
+    if (!hasTwoFactor(found)) return;
+    if (!input.code && !input.recoveryCode) throw new AppError(401, 'two_factor_required', 'This account uses two-factor authentication: send code or recovery_code too.');
+    const check = await passSecondFactor(a, found, input);
+    if (check !== 'accepted') throw new AppError(401, 'two_factor_invalid', `The two-factor code ${codeRefusal(check)}.`);
+  });
+  const { token } = await createToken(a, user.id, input.deviceName);
+  return { token, user };
 }
 
 /**
@@ -54,14 +78,14 @@ export async function findTokenUser(a: Accounts, token: string): Promise<{ token
   if (!lastUsed || Date.now() - Date.parse(lastUsed) > 60_000) {
     await a.database.db.updateTable('personal_access_tokens').set({ last_used_at: nowIso() }).where('id', '=', tokenId).execute();
   }
-  return { tokenId: BigInt(tokenId as bigint), user: toUserRow(user) };
+  return { tokenId: BigInt(tokenId), user: toUserRow(user) };
 }
 
 export async function listTokens(a: Accounts, userId: bigint): Promise<TokenInfo[]> {
   const rows = await a.database.db
     .selectFrom('personal_access_tokens')
     .select(['id', 'name', 'created_at', 'last_used_at'])
-    .where('user_id', '=', idParam(a.database.dialect, userId))
+    .where('user_id', '=', userId)
     .orderBy('id', 'desc')
     .execute();
   return rows.map(toInfo);
@@ -69,15 +93,10 @@ export async function listTokens(a: Accounts, userId: bigint): Promise<TokenInfo
 
 /** Revokes one of the user's own tokens; false when the user has no such token. */
 export async function revokeToken(a: Accounts, userId: bigint, tokenId: bigint): Promise<boolean> {
-  const { dialect } = a.database;
   const result = await a.database.db
     .deleteFrom('personal_access_tokens')
-    .where('id', '=', idParam(dialect, tokenId))
-    .where('user_id', '=', idParam(dialect, userId))
+    .where('id', '=', tokenId)
+    .where('user_id', '=', userId)
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
-}
-
-export async function revokeAllTokens(a: Accounts, userId: bigint): Promise<void> {
-  await a.database.db.deleteFrom('personal_access_tokens').where('user_id', '=', idParam(a.database.dialect, userId)).execute();
 }

@@ -7,7 +7,7 @@ import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
 import type { Accounts } from './context.ts';
 import { decrypt, encrypt, safeEqual } from './secrets.ts';
-import { idParam } from './store.ts';
+import {  } from './store.ts';
 
 const PERIOD_SECONDS = 30;
 const DRIFT_STEPS = 1;
@@ -51,13 +51,12 @@ export async function acceptCode(a: Accounts, userId: bigint, sealedSecret: stri
   const delta = totp(secret).validate({ token: code, timestamp: now, window: DRIFT_STEPS });
   if (delta === null) return 'invalid';
   const step = Math.floor(now / 1000 / PERIOD_SECONDS) + delta;
-  const { db, dialect } = a.database;
-  const uid = idParam(dialect, userId);
-  await db.insertInto('account_states').values({ user_id: uid }).onConflict((oc) => oc.column('user_id').doNothing()).execute();
+  const { db } = a.database;
+  await db.insertInto('account_states').values({ user_id: userId }).onConflict((oc) => oc.column('user_id').doNothing()).execute();
   const result = await db
     .updateTable('account_states')
     .set({ totp_last_step: step })
-    .where('user_id', '=', uid)
+    .where('user_id', '=', userId)
     .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
     .executeTakeFirst();
   return result.numUpdatedRows > 0n ? 'accepted' : 'used';
@@ -88,5 +87,5 @@ export function spendRecoveryCode(stored: string | null, code: string): string |
 }
 
 export async function forgetTotpStep(a: Accounts, userId: bigint): Promise<void> {
-  await a.database.db.updateTable('account_states').set({ totp_last_step: null }).where('user_id', '=', idParam(a.database.dialect, userId)).execute();
+  await a.database.db.updateTable('account_states').set({ totp_last_step: null }).where('user_id', '=', userId).execute();
 }

@@ -5,12 +5,13 @@
 import type { Database } from '../db/connection.ts';
 import { AppError } from '../errors.ts';
 import type { RecordHooks } from '../records/rules.ts';
-import type { Executor, Row } from '../records/repository.ts';
-import type { Dialect } from '../schema/kinds.ts';
+import type { Executor } from '../db/tables.ts';
+import type { Row } from '../records/repository.ts';
 import type { Accounts } from './context.ts';
+import { endSignIns } from './end-sign-ins.ts';
 import { createInvitation, INVITATION_DAYS, sendInvitation } from './invitations.ts';
 import { sendInBackground } from './mail.ts';
-import { countAdmins, findUserById, idParam } from './store.ts';
+import { countAdmins, findUserById } from './store.ts';
 import { sendVerificationMail } from './verify-email.ts';
 
 /** The accounts (mailer, settings) of each served database: the hooks are registered once, apps may be many. */
@@ -23,26 +24,19 @@ export function serveAccounts(a: Accounts): void {
 
 const lastAdmin = async (trx: Executor, before: Row) => before.role === 'admin' && (await countAdmins(trx)) <= 1;
 
-export async function endEverySignIn(trx: Executor, dialect: Dialect, userId: bigint, keepSessionId?: string): Promise<void> {
-  const uid = idParam(dialect, userId);
-  await trx.deleteFrom('sessions').where('user_id', '=', uid).$if(keepSessionId !== undefined, (q) => q.where('id', '!=', keepSessionId!)).execute();
-  await trx.deleteFrom('personal_access_tokens').where('user_id', '=', uid).execute();
-  await trx.updateTable('users').set({ remember_token: null }).where('id', '=', uid).execute();
-}
-
 export const userRules: RecordHooks = {
     async afterCreate(trx, ctx, record, input) {
       const a = served.get(ctx.database);
       const id = BigInt(record.id as bigint);
       if (input.password === undefined) {
-        const token = await createInvitation(trx, ctx.database.dialect, id);
+        const token = await createInvitation(trx, id);
         return {
           notice: `We emailed an invitation to ${String(record.email)}; the link works for ${INVITATION_DAYS} days.`,
           afterCommit: a && (() => sendInBackground(a.log, 'invitation mail', () => sendInvitation(a, record, token))),
         };
       }
       // Read after the commit: the mail's link is bound to the stored address.
-      return { afterCommit: a && (() => sendInBackground(a.log, 'verification mail', async () => sendVerificationMail(a, (await findUserById(a.database.db, a.database.dialect, id))!))) };
+      return { afterCommit: a && (() => sendInBackground(a.log, 'verification mail', async () => sendVerificationMail(a, (await findUserById(a.database.db, id))!))) };
     },
     async beforeUpdate(trx, _ctx, before, changes) {
       if (changes.role !== undefined && changes.role !== 'admin' && (await lastAdmin(trx, before))) {
@@ -50,7 +44,7 @@ export const userRules: RecordHooks = {
       }
     },
     async afterUpdate(trx, ctx, before, changes) {
-      if (changes.password !== undefined) await endEverySignIn(trx, ctx.database.dialect, BigInt(before.id as bigint), ctx.sessionId);
+      if (changes.password !== undefined) await endSignIns(trx, BigInt(before.id as bigint), { keepSessionId: ctx.sessionId, tokens: true });
     },
     async beforeDelete(trx, _ctx, before) {
       if (await lastAdmin(trx, before)) throw new AppError(409, 'last_admin', 'The last admin cannot be deleted; make someone else an admin first.');

@@ -5,6 +5,8 @@ import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
 import { hmac, safeEqual, sha256 } from './secrets.ts';
 import { findUserById, idFromText, nowIso, setUserColumns, type UserRow } from './store.ts';
+import { type Knock, limitKeys } from './limits.ts';
+import { sendInBackground } from './mail.ts';
 
 export const VERIFY_LINK_MINUTES = 60;
 
@@ -29,10 +31,16 @@ const invalid = () => new AppError(403, 'invalid_signature', 'This verification 
 export async function verifyEmail(a: Accounts, id: string, hash: string, expires: string, sig: string): Promise<UserRow> {
   const userId = idFromText(id);
   if (userId === null || !/^\d{1,12}$/.test(expires)) throw invalid();
-  const user = await findUserById(a.database.db, a.database.dialect, userId);
+  const user = await findUserById(a.database.db, userId);
   if (!user) throw invalid();
   const path = pathFor(user);
   if (path !== `/verify-email/${id}/${hash}` || Number(expires) * 1000 < Date.now() || !safeEqual(signature(a, path, Number(expires)), sig)) throw invalid();
-  if (!user.email_verified_at) await setUserColumns(a.database.db, a.database.dialect, user.id, { email_verified_at: nowIso() });
-  return (await findUserById(a.database.db, a.database.dialect, user.id))!;
+  if (!user.email_verified_at) await setUserColumns(a.database.db, user.id, { email_verified_at: nowIso() });
+  return (await findUserById(a.database.db, user.id))!;
+}
+
+/** Mails a new verification link, through any door: every ask counts, per user. */
+export async function askForVerificationMail(a: Accounts, knock: Knock, user: UserRow): Promise<void> {
+  await knock.throttle.attempts(limitKeys.verificationMail(user.id));
+  sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, user));
 }

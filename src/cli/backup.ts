@@ -22,6 +22,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { type Config, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/connection.ts';
+import { asRecordTables } from '../db/tables.ts';
 import { resources } from '../resources/index.ts';
 
 const SQLITE_FILE = 'leadbook.sqlite';
@@ -221,7 +222,7 @@ async function pgCounts(config: Config): Promise<Record<string, number>> {
   try {
     const counts: Record<string, number> = {};
     for (const t of COUNTED) {
-      const row = await database.db.selectFrom(t).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      const row = await asRecordTables(database.db).selectFrom(t).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
       counts[t] = Number(row.n);
     }
     return counts;

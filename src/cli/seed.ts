@@ -25,7 +25,7 @@ export interface SeedOptions {
 
 /** The ids of the 20 team agents, adding those that are missing (with an unusable random password). */
 export async function ensureAgents(database: Database): Promise<number[]> {
-  const { db, dialect } = database;
+  const { db } = database;
   const missing = [];
   for (const agent of AGENTS) if (!(await findUserByEmail(db, agent.email))) missing.push(agent);
   if (missing.length) {
@@ -33,7 +33,7 @@ export async function ensureAgents(database: Database): Promise<number[]> {
     const password = await hashPassword(randomBytes(32).toString('base64url'));
     const now = new Date().toISOString();
     const rows = missing.map((a) => ({ ...a, password, role: 'agent', email_verified_at: now, created_at: now, updated_at: now }));
-    await db.transaction().execute((trx) => insertRows(trx, dialect, user, rows));
+    await db.transaction().execute((trx) => insertRows(trx, user, rows));
   }
   const ids: number[] = [];
   for (const agent of AGENTS) ids.push(Number((await findUserByEmail(db, agent.email))!.id));
@@ -41,12 +41,12 @@ export async function ensureAgents(database: Database): Promise<number[]> {
 }
 
 async function insertAll(database: Database, resource: Resource, count: number, faker: { next(): FakeRow }, tick: (n: number) => void): Promise<void> {
-  const { db, dialect } = database;
+  const { db } = database;
   for (let done = 0; done < count;) {
     const size = Math.min(BATCH, count - done);
     const rows: FakeRow[] = new Array(size);
     for (let i = 0; i < size; i++) rows[i] = faker.next();
-    await db.transaction().execute((trx) => insertRows(trx, dialect, resource, rows));
+    await db.transaction().execute((trx) => insertRows(trx, resource, rows));
     done += size;
     tick(size);
   }

@@ -3,13 +3,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, type Driver, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { CompiledQuery, type Driver, Kysely, PostgresDialect, type QueryCompiler, type SelectQueryNode, SqliteDialect, type SqliteDatabase, SqliteQueryCompiler, type SqliteStatement, sql } from 'kysely';
 import { createRequire } from 'node:module';
 import type pg from 'pg';
-import type { Dialect } from '../schema/kinds.ts';
+import type { Dialect } from './dialect.ts';
+import type { DB } from './tables.ts';
 
 export interface Database {
-  db: Kysely<any>;
+  db: Kysely<DB>;
   dialect: Dialect;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
@@ -33,7 +34,7 @@ function openPostgres(url: string): Database {
   pool.on('error', () => {});
   // Nor one in use (between the statements of a transaction): its query fails (503), and the pool drops it on release.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
     dialect: 'postgres',
@@ -50,14 +51,28 @@ function fold(value: unknown): string | null {
 /** Statements kept prepared per connection; more distinct SQL than this (unusual filter mixes) is prepared again. */
 const STATEMENT_CACHE = 500;
 
+/** SQLite has no boolean: it keeps 0 and 1 (better-sqlite3 refuses to bind a boolean). */
+const bindable = (parameters: ReadonlyArray<unknown>) =>
+  parameters.map((p) => (typeof p === 'boolean' ? Number(p) : p));
+
+function withBooleans(statement: SQLite.Statement): SqliteStatement {
+  return {
+    reader: statement.reader,
+    all: (parameters) => statement.all(bindable(parameters)),
+    run: (parameters) => statement.run(bindable(parameters)),
+    iterate: (parameters) => statement.iterate(bindable(parameters)),
+  };
+}
+
 /**
  * The connection as Kysely sees it, with prepared statements reused: Kysely
  * prepares every query it runs, which costs more than running a simple one.
  * Reuse is safe because Kysely runs one query at a time on a SQLite
- * connection (a streamed query holds it until the stream ends).
+ * connection (a streamed query holds it until the stream ends). Booleans are
+ * bound as 0/1, so that no code outside db/ converts them.
  */
 function withStatementCache(file: SQLite.Database): SqliteDatabase {
-  const statements = new Map<string, SQLite.Statement>();
+  const statements = new Map<string, SqliteStatement>();
   return {
     close: () => { statements.clear(); file.close(); },
     prepare(text: string) {
@@ -66,11 +81,11 @@ function withStatementCache(file: SQLite.Database): SqliteDatabase {
         // Most recently used last, so that the first entry is the one to drop.
         statements.delete(text);
       } else {
-        statement = file.prepare(text);
+        statement = withBooleans(file.prepare(text));
         if (statements.size >= STATEMENT_CACHE) statements.delete(statements.keys().next().value!);
       }
       statements.set(text, statement);
-      return statement as unknown as ReturnType<SqliteDatabase['prepare']>;
+      return statement;
     },
   };
 }
@@ -83,12 +98,31 @@ function withStatementCache(file: SQLite.Database): SqliteDatabase {
  * `leadbook import` beside a serving app, or several workers, hit that.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  override createQueryCompiler(): QueryCompiler {
+    return new RowLockFreeCompiler();
+  }
+
   override createDriver(): Driver {
     const driver = super.createDriver();
     driver.beginTransaction = async (connection) => {
       await connection.executeQuery(CompiledQuery.raw('begin immediate'));
     };
     return driver;
+  }
+}
+
+const ROW_LOCKS = new Set(['ForUpdate', 'ForShare', 'ForNoKeyUpdate', 'ForKeyShare', 'NoWait', 'SkipLocked']);
+
+/**
+ * SQLite has no row locks and no `for update`: an IMMEDIATE transaction holds
+ * the whole database's write lock from its BEGIN, which serializes what a row
+ * lock would. So a locking read is written once, for PostgreSQL, and compiles
+ * here without its lock.
+ */
+class RowLockFreeCompiler extends SqliteQueryCompiler {
+  protected override visitSelectQuery(node: SelectQueryNode): void {
+    const endModifiers = node.endModifiers?.filter((m) => !(m.modifier && ROW_LOCKS.has(m.modifier)));
+    super.visitSelectQuery({ ...node, endModifiers: endModifiers?.length ? endModifiers : undefined });
   }
 }
 
@@ -102,7 +136,7 @@ function openSqlite(dataDir: string): Database {
   // 64-bit integers come back as BigInt so that big-integer fields stay exact.
   file.defaultSafeIntegers(true);
   file.function('lb_fold', { deterministic: true }, fold);
-  const db = new Kysely<any>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }) });
+  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }) });
   return {
     db,
     dialect: 'sqlite',

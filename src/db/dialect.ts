@@ -1,6 +1,16 @@
-// SQL whose spelling differs between SQLite and PostgreSQL.
-import { type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
-import type { Dialect } from '../schema/kinds.ts';
+// SQL whose spelling differs between SQLite and PostgreSQL. The callers
+// (records, accounts) hand over the database or transaction they query; the
+// dialect is read from it here and never leaves db/.
+import { type Expression, type Kysely, type RawBuilder, type SqlBool, SqliteAdapter, sql } from 'kysely';
+import type { ColumnVariant } from '../schema/kinds.ts';
+
+/** The databases Leadbook runs on: those the field kinds spell their columns for. */
+export type Dialect = ColumnVariant;
+
+/** The dialect a database handle or a transaction speaks. */
+export function dialectOf<T>(db: Kysely<T>): Dialect {
+  return db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
+}
 
 const LIKE_SPECIAL = /[\\%_]/g;
 
@@ -11,8 +21,8 @@ const LIKE_SPECIAL = /[\\%_]/g;
  * already (search_text), so that its trigram index serves the match.
  * SQLite: its lower() and LIKE fold only ASCII, so lb_fold lower-cases.
  */
-export function containsText(dialect: Dialect, column: string, term: string, lowered = false): Expression<SqlBool> {
-  if (dialect === 'postgres') {
+export function containsText<T>(db: Kysely<T>, column: string, term: string, lowered = false): Expression<SqlBool> {
+  if (dialectOf(db) === 'postgres') {
     const pattern = `%${term.replace(LIKE_SPECIAL, '\\$&')}%`;
     const text = lowered ? sql.ref(column) : sql`lower(${sql.ref(column)})`;
     return sql<SqlBool>`${text} like lower(${pattern}) escape '\\'`;
@@ -34,9 +44,9 @@ const ftsQuery = (words: readonly string[]) => words.map((w) => `"${w.toLowerCas
  * shorter than three characters has no trigram, so it is matched field by
  * field instead.
  */
-export function matchesWords(dialect: Dialect, table: string, primaryKey: string, columns: readonly string[], words: readonly string[]): Expression<SqlBool> {
-  if (dialect === 'postgres') return sql<SqlBool>`(${sql.join(words.map((w) => containsText(dialect, 'search_text', w, true)), sql` and `)})`;
-  const parts = words.filter((w) => !indexable(w)).map((w) => sql`(${sql.join(columns.map((c) => containsText(dialect, c, w)), sql` or `)})`);
+export function matchesWords<T>(db: Kysely<T>, table: string, primaryKey: string, columns: readonly string[], words: readonly string[]): Expression<SqlBool> {
+  if (dialectOf(db) === 'postgres') return sql<SqlBool>`(${sql.join(words.map((w) => containsText(db, 'search_text', w, true)), sql` and `)})`;
+  const parts = words.filter((w) => !indexable(w)).map((w) => sql`(${sql.join(columns.map((c) => containsText(db, c, w)), sql` or `)})`);
   const long = words.filter(indexable);
   if (long.length) {
     const fts = sql.table(`${table}_search`);
@@ -49,8 +59,8 @@ export function matchesWords(dialect: Dialect, table: string, primaryKey: string
  * How many rows hold every one of `words`, counted in the search index alone,
  * where that is possible (SQLite, every word indexable); else null.
  */
-export async function countWordMatches(db: Kysely<any>, dialect: Dialect, table: string, words: readonly string[]): Promise<number | null> {
-  if (dialect !== 'sqlite' || !words.every(indexable)) return null;
+export async function countWordMatches<T>(db: Kysely<T>, table: string, words: readonly string[]): Promise<number | null> {
+  if (dialectOf(db) !== 'sqlite' || !words.every(indexable)) return null;
   const fts = sql.table(`${table}_search`);
   const { rows } = await sql<{ n: number | bigint }>`select count(*) as n from ${fts} where ${fts} match ${ftsQuery(words)}`.execute(db);
   return Number(rows[0]!.n);

@@ -92,7 +92,7 @@ async function identify(a: Accounts, request: FastifyRequest, reply: FastifyRepl
     request.pendingSession = session;
     return;
   }
-  let user = session && (await findUserById(a.database.db, a.database.dialect, session.userId));
+  let user = session && (await findUserById(a.database.db, session.userId));
   if (!user) {
     const remembered = request.cookies[rememberCookie(request)];
     user = remembered ? await userFromRememberCookie(a, remembered) : null;

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type {} from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Knock } from '../accounts/limits.ts';
 import { AppError } from '../errors.ts';
 
 export const THROTTLE = { max: 5, timeWindowMs: 60_000 };
@@ -33,25 +34,30 @@ export function throttles(app: FastifyInstance) {
     return new AppError(429, 'throttled', `Too many attempts; try again in ${Math.max(1, ttlSeconds)} seconds.`);
   };
 
-  return {
-    /** Runs `attempt`; only a failure (a thrown 4xx) counts against the key. */
-    async failures<T>(request: FastifyRequest, reply: FastifyReply, key: string, attempt: () => Promise<T>): Promise<T> {
-      const limit = limiter(request, key);
-      const status = await limit({ increment: false });
-      // A read does not count this attempt, so `isExceeded` (count > max) would let a sixth try through:
-      // refuse as soon as max failures are in.
-      if (!status.isAllowed && status.remaining <= 0) throw refuse(reply, status.ttlInSeconds);
-      try {
-        return await attempt();
-      } catch (error) {
-        if (error instanceof AppError && error.status < 500) await limit();
-        throw error;
-      }
-    },
-    /** Counts every attempt against the key. */
-    async attempts(request: FastifyRequest, reply: FastifyReply, key: string): Promise<void> {
-      const status = await limiter(request, key)();
-      if (!status.isAllowed && status.isExceeded) throw refuse(reply, status.ttlInSeconds);
-    },
+  const failures = async <T>(request: FastifyRequest, reply: FastifyReply, key: string, attempt: () => Promise<T>): Promise<T> => {
+    const limit = limiter(request, key);
+    const status = await limit({ increment: false });
+    // A read does not count this attempt, so `isExceeded` (count > max) would let a sixth try through:
+    // refuse as soon as max failures are in.
+    if (!status.isAllowed && status.remaining <= 0) throw refuse(reply, status.ttlInSeconds);
+    try {
+      return await attempt();
+    } catch (error) {
+      if (error instanceof AppError && error.status < 500) await limit();
+      throw error;
+    }
   };
+  const attempts = async (request: FastifyRequest, reply: FastifyReply, key: string): Promise<void> => {
+    const status = await limiter(request, key)();
+    if (!status.isAllowed && status.isExceeded) throw refuse(reply, status.ttlInSeconds);
+  };
+
+  /** The counter and address of a request, for the account actions (which name the keys). */
+  return (request: FastifyRequest, reply: FastifyReply): Knock => ({
+    ip: request.ip,
+    throttle: {
+      failures: (key, attempt) => failures(request, reply, key, attempt),
+      attempts: (key) => attempts(request, reply, key),
+    },
+  });
 }

@@ -1,11 +1,12 @@
 // Who is acting and on which database: what every record operation (and every
 // rule a resource adds to the write path) is handed.
 import type { Database } from '../db/connection.ts';
+import type { Role } from '../schema/roles.ts';
 
 /** Who is acting. */
 export interface Actor {
   id: bigint;
-  role: 'admin' | 'agent';
+  role: Role;
 }
 
 export interface Context {

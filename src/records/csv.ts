@@ -118,10 +118,10 @@ export async function exportCsv(ctx: Context, resource: Resource, query: Record<
   const listQuery = Object.fromEntries(Object.entries(query).filter(([key]) => !NOT_FOR_EXPORT.has(key)));
   const plan = parseListQuery(resource, { ...listQuery, cursor: '' });
   const size = options.pageSize ?? BATCH;
-  const { db, dialect } = ctx.database;
+  const { db } = ctx.database;
   // Keyset paging: each page is one indexed query for the rows after the last one seen.
   const pageAfter = (after: unknown[] | null) =>
-    selectRows(db, dialect, resource, { ...plan, paging: { mode: 'cursor', perPage: size, after } }, size, 0);
+    selectRows(db, resource, { ...plan, paging: { mode: 'cursor', perPage: size, after } }, size, 0);
   const first = await pageAfter(null);
 
   async function* records(): AsyncGenerator<string[]> {

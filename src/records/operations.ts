@@ -1,5 +1,6 @@
 // The operations on records. The JSON API and the web pages both call these;
 // neither talks to the database directly. Each write runs in one transaction.
+import type { Executor } from '../db/tables.ts';
 import { AppError, type FieldErrors, notFound } from '../errors.ts';
 import { encodeCursor, parseListQuery } from '../derive/list-query.ts';
 import type { Resource } from '../schema/resource.ts';
@@ -7,7 +8,7 @@ import type { Actor, Context } from './context.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
 import { rulesOf } from './rules.ts';
 import { readInput } from './input.ts';
-import { countReferences, countRows, deleteRow, recordExists, type Executor, insertRow, insertRows, type Row, selectById, selectRows, updateRow } from './repository.ts';
+import { countReferences, countRows, deleteRow, recordExists, insertRow, insertRows, type Row, selectById, selectRows, updateRow } from './repository.ts';
 
 export type { Actor, Context } from './context.ts';
 
@@ -39,7 +40,7 @@ async function missingReferences(ctx: Context, trx: Executor, resource: Resource
   for (const field of resource.fields) {
     const value = values[field.name];
     if (!field.target || value === null || value === undefined) continue;
-    if (!(await recordExists(trx, ctx.database.dialect, field.target, BigInt(value as number | bigint)))) errors[field.name] = [`names no ${field.target.singular}: there is no ${field.target.singular} #${String(value)}`];
+    if (!(await recordExists(trx, field.target, BigInt(value as number | bigint)))) errors[field.name] = [`names no ${field.target.singular}: there is no ${field.target.singular} #${String(value)}`];
   }
   return Object.keys(errors).length ? errors : null;
 }
@@ -53,7 +54,7 @@ async function checkReferences(ctx: Context, trx: Executor, resource: Resource, 
 async function checkNotReferenced(ctx: Context, trx: Executor, resource: Resource, id: bigint): Promise<void> {
   for (const { resource: other, field } of resource.referencedBy) {
     if (field.onDelete !== 'restrict') continue;
-    const n = await countReferences(trx, ctx.database.dialect, other, field, id);
+    const n = await countReferences(trx, other, field, id);
     if (n > 0) {
       const what = n === 1 ? `1 ${other.singular}` : `${n.toLocaleString('en-US')} ${other.name}`;
       throw new AppError(409, 'still_referenced', `This ${resource.singular} still has ${what} (${field.label}); delete or move them first.`);
@@ -115,7 +116,7 @@ async function readUpdate(ctx: Context, resource: Resource, id: bigint, body: un
     return readInput(resource, body, 'update');
   } catch (error) {
     if (!(error instanceof AppError) || !error.errors || typeof body !== 'object' || body === null) throw error;
-    const before = await selectById(ctx.database.db, ctx.database.dialect, resource, id);
+    const before = await selectById(ctx.database.db, resource, id);
     const sent = body as Row;
     const unchanged = Object.keys(error.errors).filter((k) => before && Object.hasOwn(sent, k) && typeof sent[k] === 'string' && sent[k] === before[k]);
     if (unchanged.length === 0) throw error;
@@ -153,18 +154,18 @@ function preconditionFailed(): AppError {
 export async function listRecords(ctx: Context, resource: Resource, query: Record<string, unknown>): Promise<ListResult> {
   authorize(ctx, resource);
   const plan = parseListQuery(resource, query);
-  const { db, dialect } = ctx.database;
+  const { db } = ctx.database;
   const { paging } = plan;
   if (paging.mode === 'cursor') {
-    const rows = await selectRows(db, dialect, resource, plan, paging.perPage + 1, 0);
+    const rows = await selectRows(db, resource, plan, paging.perPage + 1, 0);
     const more = rows.length > paging.perPage;
     const data = more ? rows.slice(0, paging.perPage) : rows;
     return { data, meta: { per_page: paging.perPage, next_cursor: more ? encodeCursor(plan, data.at(-1)!) : null } };
   }
   const offset = (paging.page - 1) * paging.perPage;
   const [total, data] = await Promise.all([
-    countRows(db, dialect, resource, plan),
-    selectRows(db, dialect, resource, plan, paging.perPage, offset),
+    countRows(db, resource, plan),
+    selectRows(db, resource, plan, paging.perPage, offset),
   ]);
   return {
     data,
@@ -174,8 +175,8 @@ export async function listRecords(ctx: Context, resource: Resource, query: Recor
 
 export async function getRecord(ctx: Context, resource: Resource, rawId: string): Promise<RecordResult> {
   authorize(ctx, resource);
-  const { db, dialect } = ctx.database;
-  const record = await selectById(db, dialect, resource, parseId(rawId));
+  const { db } = ctx.database;
+  const record = await selectById(db, resource, parseId(rawId));
   if (!record) throw notFound();
   return { record, etag: etagOf(record) };
 }
@@ -213,17 +214,17 @@ export async function prepareCreate(ctx: Context, resource: Resource, body: unkn
 
 /** Writes one row from prepareCreate inside the caller's transaction; answers its id. */
 export function insertPrepared(trx: Executor, ctx: Context, resource: Resource, values: Row): Promise<bigint> {
-  return insertRow(trx, ctx.database.dialect, resource, values);
+  return insertRow(trx, resource, values);
 }
 
 export async function createRecord(ctx: Context, resource: Resource, body: unknown): Promise<RecordResult> {
   const values = await prepareCreate(ctx, resource, body);
-  const { db, dialect } = ctx.database;
+  const { db } = ctx.database;
   const hooks = rulesOf(resource);
   const { record, after } = await uniqueAsFieldError(ctx, resource, values, () => db.transaction().execute(async (trx) => {
     await checkReferences(ctx, trx, resource, values);
     const id = await insertPrepared(trx, ctx, resource, values);
-    const record = (await selectById(trx, dialect, resource, id))!;
+    const record = (await selectById(trx, resource, id))!;
     return { record, after: await hooks.afterCreate?.(trx, ctx, record, body as Row) };
   }));
   after?.afterCommit?.();
@@ -243,7 +244,7 @@ export async function insertPreparedBatch(ctx: Context, resource: Resource, rows
   authorize(ctx, resource);
   const { db } = ctx.database;
   try {
-    await db.transaction().execute((trx) => insertRows(trx, ctx.database.dialect, resource, rows));
+    await db.transaction().execute((trx) => insertRows(trx, resource, rows));
     return rows.map(() => null);
   } catch (error) {
     if (!isUniqueViolation(error) && !isForeignKeyViolation(error)) throw error;
@@ -267,9 +268,9 @@ export async function updateRecord(ctx: Context, resource: Resource, rawId: stri
   const input = await readUpdate(ctx, resource, id, body);
   const stored = await prepare(resource, input);
   const hooks = rulesOf(resource);
-  const { db, dialect } = ctx.database;
+  const { db } = ctx.database;
   const record = await uniqueAsFieldError(ctx, resource, input, () => db.transaction().execute(async (trx) => {
-    const before = await selectById(trx, dialect, resource, id, true);
+    const before = await selectById(trx, resource, id, true);
     if (!before) throw notFound();
     if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
     // A hidden field (a password) is never read back, so sending one always counts as a change.
@@ -279,9 +280,9 @@ export async function updateRecord(ctx: Context, resource: Resource, rawId: stri
     if (resource.needsOneOf.some((f) => f.name in changes)) checkNeedsOneOf(resource, { ...before, ...changes });
     await checkReferences(ctx, trx, resource, changes);
     await hooks.beforeUpdate?.(trx, ctx, before, changes);
-    await updateRow(trx, dialect, resource, id, stamp(resource, changes, before, new Date().toISOString(), actor));
+    await updateRow(trx, resource, id, stamp(resource, changes, before, new Date().toISOString(), actor));
     await hooks.afterUpdate?.(trx, ctx, before, changes);
-    return (await selectById(trx, dialect, resource, id))!;
+    return (await selectById(trx, resource, id))!;
   }));
   return { record, etag: etagOf(record) };
 }
@@ -289,14 +290,14 @@ export async function updateRecord(ctx: Context, resource: Resource, rawId: stri
 export async function deleteRecord(ctx: Context, resource: Resource, rawId: string, ifMatch?: string): Promise<void> {
   authorize(ctx, resource);
   const id = parseId(rawId);
-  const { db, dialect } = ctx.database;
+  const { db } = ctx.database;
   await db.transaction().execute(async (trx) => {
-    const before = await selectById(trx, dialect, resource, id, true);
+    const before = await selectById(trx, resource, id, true);
     if (!before) throw notFound();
     if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
     await rulesOf(resource).beforeDelete?.(trx, ctx, before);
     await checkNotReferenced(ctx, trx, resource, id);
-    await deleteRow(trx, dialect, resource, id);
+    await deleteRow(trx, resource, id);
   }).catch((error: unknown) => {
     if (!isForeignKeyViolation(error)) throw error;
     throw new AppError(409, 'still_referenced', `Other records still reference this ${resource.singular}; delete or move them first.`);

@@ -2,6 +2,7 @@
 // filters, and to show a reference by its title instead of its id.
 import type { Database } from '../db/connection.ts';
 import { containsText } from '../db/dialect.ts';
+import { asRecordTables } from '../db/tables.ts';
 import type { Resource } from '../schema/resource.ts';
 import type { Row } from './repository.ts';
 
@@ -24,13 +25,13 @@ export async function choicesOf(database: Database, target: Resource, ids: reado
   const pk = target.primaryKey.name;
   const title = target.title.name;
   const toChoice = (r: Row) => ({ id: String(r[pk]), title: r[title] === null || r[title] === undefined ? `#${String(r[pk])}` : String(r[title]) });
-  let query = database.db.selectFrom(target.table).select([pk, title]).orderBy(title).orderBy(pk).limit(PICKER_LIMIT);
-  if (search) query = query.where(containsText(database.dialect, title, search));
+  let query = asRecordTables(database.db).selectFrom(target.table).select([pk, title]).orderBy(title).orderBy(pk).limit(PICKER_LIMIT);
+  if (search) query = query.where(containsText(database.db, title, search));
   const first = (await query.execute()).map(toChoice);
   // Typed values from a refused form may name no possible id (too large for the column): they name nothing.
   const possible = ids.filter((id) => target.primaryKey.kind.fromQuery(id, target.primaryKey).ok);
   const missing = possible.filter((id) => !first.some((c) => c.id === id));
-  const named = missing.length ? (await database.db.selectFrom(target.table).select([pk, title]).where(pk, 'in', missing).execute()).map(toChoice) : [];
+  const named = missing.length ? (await asRecordTables(database.db).selectFrom(target.table).select([pk, title]).where(pk, 'in', missing).execute()).map(toChoice) : [];
   return [...first, ...named];
 }
 

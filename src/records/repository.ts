@@ -1,15 +1,14 @@
 // SQL for any declared resource. Functions take `db` or a transaction; the
 // caller owns the transaction. Rows are turned into API objects here, in one
 // place, where hidden fields are never selected.
-import { type ExpressionBuilder, type Kysely, type SqlBool, type Expression, expressionBuilder, sql } from 'kysely';
+import { type ExpressionBuilder, type SqlBool, type Expression, expressionBuilder, sql } from 'kysely';
 import { containsText, countWordMatches, matchesWords, orderTerm } from '../db/dialect.ts';
+import { type AnyRecordTables, asRecordTables, type Executor } from '../db/tables.ts';
 import type { Filter, ListPlan, SortKey } from '../derive/list-query.ts';
-import type { Dialect } from '../schema/kinds.ts';
 import type { Field, Resource } from '../schema/resource.ts';
 
 export type Row = Record<string, unknown>;
-export type Executor = Kysely<any>;
-type EB = ExpressionBuilder<any, any>;
+type EB = ExpressionBuilder<AnyRecordTables, string>;
 
 const columns = (resource: Resource) => resource.visible.map((f) => f.name);
 
@@ -20,25 +19,25 @@ export function rowToRecord(resource: Resource, row: Row): Row {
   return record;
 }
 
-export function toDbValues(resource: Resource, dialect: Dialect, values: Row): Row {
+export function toDbValues(resource: Resource, values: Row): Row {
   const out: Row = {};
   for (const [name, value] of Object.entries(values)) {
     const field = resource.field(name)!;
-    out[name] = value === null ? null : field.kind.toDb(value, dialect);
+    out[name] = value === null ? null : field.kind.toDb(value);
   }
   return out;
 }
 
-function param(field: Field, dialect: Dialect, value: unknown): unknown {
-  return value === null ? null : field.kind.toDb(value, dialect);
+function param(field: Field, value: unknown): unknown {
+  return value === null ? null : field.kind.toDb(value);
 }
 
-function filterExpression(eb: EB, dialect: Dialect, { field, op, value }: Filter): Expression<SqlBool> {
+function filterExpression(eb: EB, db: Executor, { field, op, value }: Filter): Expression<SqlBool> {
   const col = field.name;
-  const v = (x: unknown) => param(field, dialect, x);
+  const v = (x: unknown) => param(field, x);
   switch (op) {
     case 'null': return eb(col, value ? 'is' : 'is not', null);
-    case 'contains': return containsText(dialect, col, value as string);
+    case 'contains': return containsText(db, col, value as string);
     case 'in': {
       const list = value as unknown[];
       const present = list.filter((x) => x !== null).map(v);
@@ -62,16 +61,16 @@ const integralMatches = (resource: Resource, word: string) =>
   });
 
 /** Every word must match: plain words all at once through the search index, a number word also by equality. */
-function searchExpressions(eb: EB, dialect: Dialect, resource: Resource, words: string[]): Expression<SqlBool>[] {
+function searchExpressions(eb: EB, db: Executor, resource: Resource, words: string[]): Expression<SqlBool>[] {
   const columns = resource.searchText.map((f) => f.name);
-  const text = (w: string[]) => matchesWords(dialect, resource.table, resource.primaryKey.name, columns, w);
+  const text = (w: string[]) => matchesWords(db, resource.table, resource.primaryKey.name, columns, w);
   const plain = words.filter((w) => integralMatches(resource, w).length === 0);
   const numbers = words.filter((w) => !plain.includes(w));
   return [
     ...(plain.length ? [text(plain)] : []),
     ...numbers.map((w) => eb.or([
       text([w]),
-      ...integralMatches(resource, w).map(([f, value]) => eb(f.name, '=', param(f, dialect, value))),
+      ...integralMatches(resource, w).map(([f, value]) => eb(f.name, '=', param(f, value))),
     ])),
   ];
 }
@@ -80,15 +79,15 @@ function searchExpressions(eb: EB, dialect: Dialect, resource: Resource, words: 
  * Rows strictly after `after` in the order of `sort`, NULL being the smallest
  * value: (k1 > v1) or (k1 = v1 and k2 > v2) or …
  */
-function afterExpression(eb: EB, dialect: Dialect, sort: SortKey[], after: unknown[]): Expression<SqlBool> {
+function afterExpression(eb: EB, sort: SortKey[], after: unknown[]): Expression<SqlBool> {
   const beyond = (key: SortKey, value: unknown): Expression<SqlBool> | null => {
     const col = key.field.name;
     if (value === null) return key.desc ? null : eb(col, 'is not', null);
-    const strict = eb(col, key.desc ? '<' : '>', param(key.field, dialect, value));
+    const strict = eb(col, key.desc ? '<' : '>', param(key.field, value));
     return key.desc ? eb.or([strict, eb(col, 'is', null)]) : strict;
   };
   const equal = (key: SortKey, value: unknown) =>
-    value === null ? eb(key.field.name, 'is', null) : eb(key.field.name, '=', param(key.field, dialect, value));
+    value === null ? eb(key.field.name, 'is', null) : eb(key.field.name, '=', param(key.field, value));
   const branches: Expression<SqlBool>[] = [];
   sort.forEach((key, i) => {
     const strict = beyond(key, after[i]);
@@ -97,11 +96,11 @@ function afterExpression(eb: EB, dialect: Dialect, sort: SortKey[], after: unkno
   return eb.or(branches);
 }
 
-function whereClause(dialect: Dialect, resource: Resource, plan: Pick<ListPlan, 'words' | 'filters'>) {
+function whereClause(db: Executor, resource: Resource, plan: Pick<ListPlan, 'words' | 'filters'>) {
   return (eb: EB) =>
     eb.and([
-      ...searchExpressions(eb, dialect, resource, plan.words),
-      ...plan.filters.map((f) => filterExpression(eb, dialect, f)),
+      ...searchExpressions(eb, db, resource, plan.words),
+      ...plan.filters.map((f) => filterExpression(eb, db, f)),
     ]);
 }
 
@@ -111,14 +110,14 @@ function whereClause(dialect: Dialect, resource: Resource, plan: Pick<ListPlan, 
  * searched for plain words only is counted in the search index alone where
  * the dialect can; any other list is counted through the indexes that serve it.
  */
-export async function countRows(db: Executor, dialect: Dialect, resource: Resource, plan: ListPlan): Promise<number> {
+export async function countRows(db: Executor, resource: Resource, plan: ListPlan): Promise<number> {
   if (plan.filters.length === 0 && plan.words.length > 0 && plan.words.every((w) => integralMatches(resource, w).length === 0)) {
-    const counted = await countWordMatches(db, dialect, resource.table, plan.words);
+    const counted = await countWordMatches(db, resource.table, plan.words);
     if (counted !== null) return counted;
   }
   const query = plan.words.length === 0 && plan.filters.length === 0
     ? db.selectFrom('record_counts').select(sql<string | number | bigint | null>`sum(n)`.as('total')).where('table_name', '=', resource.table)
-    : db.selectFrom(resource.table).select(sql<string | number | bigint>`count(*)`.as('total')).where(whereClause(dialect, resource, plan));
+    : asRecordTables(db).selectFrom(resource.table).select(sql<string | number | bigint>`count(*)`.as('total')).where(whereClause(db, resource, plan));
   const row = await query.executeTakeFirstOrThrow();
   return Number(row.total ?? 0);
 }
@@ -130,9 +129,9 @@ export async function countRows(db: Executor, dialect: Dialect, resource: Resour
  * with the rows where the key is NULL (the smallest values) as a segment of
  * their own. Null for other sorts, which take the general expression.
  */
-function keysetSegments(eb: EB, dialect: Dialect, sort: SortKey[], after: unknown[]): Expression<SqlBool>[] | null {
+function keysetSegments(eb: EB, sort: SortKey[], after: unknown[]): Expression<SqlBool>[] | null {
   const pk = sort.at(-1)!;
-  const id = param(pk.field, dialect, after.at(-1));
+  const id = param(pk.field, after.at(-1));
   const op = pk.desc ? '<' : '>';
   if (sort.length === 1) return [eb(pk.field.name, op, id)];
   const [key] = sort;
@@ -144,19 +143,19 @@ function keysetSegments(eb: EB, dialect: Dialect, sort: SortKey[], after: unknow
     const rest = eb.and([isNull, eb(pk.field.name, op, id)]);
     return pk.desc ? [rest] : [rest, eb(col, 'is not', null)];
   }
-  const beyond = eb(eb.refTuple(col, pk.field.name), op, eb.tuple(param(key!.field, dialect, value), id));
+  const beyond = eb(eb.refTuple(col, pk.field.name), op, eb.tuple(param(key!.field, value), id));
   return pk.desc ? [beyond, isNull] : [beyond];
 }
 
 /** One page of rows; `limit` may exceed the page size by one to learn whether more follow. */
-export async function selectRows(db: Executor, dialect: Dialect, resource: Resource, plan: ListPlan, limit: number, offset: number): Promise<Row[]> {
-  let query = db.selectFrom(resource.table).select(columns(resource)).where(whereClause(dialect, resource, plan));
+export async function selectRows(db: Executor, resource: Resource, plan: ListPlan, limit: number, offset: number): Promise<Row[]> {
+  let query = asRecordTables(db).selectFrom(resource.table).select(columns(resource)).where(whereClause(db, resource, plan));
   for (const key of plan.sort) query = query.orderBy(orderTerm(key.field.name, key.desc, key.field.nullable));
   const { paging } = plan;
   const after = paging.mode === 'cursor' ? paging.after : null;
   if (!after) return (await query.limit(limit).offset(offset).execute()).map((row) => rowToRecord(resource, row));
-  const segments = keysetSegments(expressionBuilder(), dialect, plan.sort, after)
-    ?? [afterExpression(expressionBuilder(), dialect, plan.sort, after)];
+  const segments = keysetSegments(expressionBuilder(), plan.sort, after)
+    ?? [afterExpression(expressionBuilder(), plan.sort, after)];
   const rows: Row[] = [];
   for (const segment of segments) {
     if (rows.length >= limit) break;
@@ -165,22 +164,22 @@ export async function selectRows(db: Executor, dialect: Dialect, resource: Resou
   return rows.map((row) => rowToRecord(resource, row));
 }
 
-export async function selectById(db: Executor, dialect: Dialect, resource: Resource, id: bigint, lock = false): Promise<Row | undefined> {
+export async function selectById(db: Executor, resource: Resource, id: bigint, lock = false): Promise<Row | undefined> {
   const pk = resource.primaryKey;
-  const row = await db
+  const row = await asRecordTables(db)
     .selectFrom(resource.table)
     .select(columns(resource))
-    .where(pk.name, '=', param(pk, dialect, id))
-    .$if(lock && dialect === 'postgres', (q) => q.forUpdate())
+    .where(pk.name, '=', param(pk, id))
+    .$if(lock, (q) => q.forUpdate())
     .executeTakeFirst();
   return row && rowToRecord(resource, row);
 }
 
-export async function insertRow(db: Executor, dialect: Dialect, resource: Resource, values: Row): Promise<bigint> {
+export async function insertRow(db: Executor, resource: Resource, values: Row): Promise<bigint> {
   const pk = resource.primaryKey.name;
-  const row = await db
+  const row = await asRecordTables(db)
     .insertInto(resource.table)
-    .values(toDbValues(resource, dialect, values))
+    .values(toDbValues(resource, values))
     .returning(pk)
     .executeTakeFirstOrThrow();
   return BigInt(row[pk] as string | bigint);
@@ -193,34 +192,34 @@ const MAX_PARAMETERS = 30_000;
  * Inserts many rows with multi-row INSERT statements, in the caller's
  * transaction. Every row must name the same columns.
  */
-export async function insertRows(db: Executor, dialect: Dialect, resource: Resource, rows: readonly Row[]): Promise<void> {
+export async function insertRows(db: Executor, resource: Resource, rows: readonly Row[]): Promise<void> {
   if (rows.length === 0) return;
   const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / Object.keys(rows[0]!).length));
   for (let start = 0; start < rows.length; start += perStatement) {
-    const chunk = rows.slice(start, start + perStatement).map((values) => toDbValues(resource, dialect, values));
-    await db.insertInto(resource.table).values(chunk).execute();
+    const chunk = rows.slice(start, start + perStatement).map((values) => toDbValues(resource, values));
+    await asRecordTables(db).insertInto(resource.table).values(chunk).execute();
   }
 }
 
-export async function updateRow(db: Executor, dialect: Dialect, resource: Resource, id: bigint, values: Row): Promise<void> {
+export async function updateRow(db: Executor, resource: Resource, id: bigint, values: Row): Promise<void> {
   const pk = resource.primaryKey;
-  await db.updateTable(resource.table).set(toDbValues(resource, dialect, values)).where(pk.name, '=', param(pk, dialect, id)).execute();
+  await asRecordTables(db).updateTable(resource.table).set(toDbValues(resource, values)).where(pk.name, '=', param(pk, id)).execute();
 }
 
-export async function deleteRow(db: Executor, dialect: Dialect, resource: Resource, id: bigint): Promise<boolean> {
+export async function deleteRow(db: Executor, resource: Resource, id: bigint): Promise<boolean> {
   const pk = resource.primaryKey;
-  const result = await db.deleteFrom(resource.table).where(pk.name, '=', param(pk, dialect, id)).executeTakeFirst();
+  const result = await asRecordTables(db).deleteFrom(resource.table).where(pk.name, '=', param(pk, id)).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
-export async function recordExists(db: Executor, dialect: Dialect, resource: Resource, id: bigint): Promise<boolean> {
+export async function recordExists(db: Executor, resource: Resource, id: bigint): Promise<boolean> {
   const pk = resource.primaryKey;
-  return (await db.selectFrom(resource.table).select(pk.name).where(pk.name, '=', param(pk, dialect, id)).executeTakeFirst()) !== undefined;
+  return (await asRecordTables(db).selectFrom(resource.table).select(pk.name).where(pk.name, '=', param(pk, id)).executeTakeFirst()) !== undefined;
 }
 
 /** How many records of `resource` name `id` in the reference `field`. */
-export async function countReferences(db: Executor, dialect: Dialect, resource: Resource, field: Field, id: bigint): Promise<number> {
-  const row = await db.selectFrom(resource.table).select(sql<string | number | bigint>`count(*)`.as('n'))
-    .where(field.name, '=', param(field, dialect, field.kind.fromDb(id))).executeTakeFirstOrThrow();
+export async function countReferences(db: Executor, resource: Resource, field: Field, id: bigint): Promise<number> {
+  const row = await asRecordTables(db).selectFrom(resource.table).select(sql<string | number | bigint>`count(*)`.as('n'))
+    .where(field.name, '=', param(field, field.kind.fromDb(id))).executeTakeFirstOrThrow();
   return Number(row.n);
 }

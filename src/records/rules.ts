@@ -2,7 +2,8 @@
 // demoted; a changed password ends sessions). They run inside the write's
 // transaction and may throw an AppError to refuse it. A resource carries its
 // own (resources/index.ts gives each resource its rules); there is no registry.
-import type { Executor, Row } from './repository.ts';
+import type { Executor } from '../db/tables.ts';
+import type { Row } from './repository.ts';
 import type { Resource } from '../schema/resource.ts';
 import type { Context } from './context.ts';
 

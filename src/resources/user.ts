@@ -1,9 +1,7 @@
 import { hashPassword, passwordProblems } from '../accounts/passwords.ts';
 import { passwordKind } from '../schema/kinds.ts';
 import { defineResource } from '../schema/resource.ts';
-
-export const ROLES = ['admin', 'agent'] as const;
-export type Role = (typeof ROLES)[number];
+import { ROLES } from '../schema/roles.ts';
 
 /**
  * A team member's account: the seed's fields (`frist_name` spelled as the seed

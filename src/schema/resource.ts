@@ -3,6 +3,7 @@
 // mid-request.
 import { type FormatName, formats } from './formats.ts';
 import { kinds, type FieldKind, type InputKind, type NamedKind } from './kinds.ts';
+import type { Role } from './roles.ts';
 
 export type OnDelete = 'restrict' | 'set null' | 'cascade';
 
@@ -107,7 +108,7 @@ export interface ResourceDecl {
   fields: Record<string, FieldDecl>;
   computed?: Record<string, ComputedField>;
   /** Who may use the records routes: every signed-in user, or admins only. */
-  access?: 'agent' | 'admin';
+  access?: Role;
   /**
    * A record must hold at least one of these fields (not null, not blank): a contact needs a name, an email or a
    * phone.
@@ -137,7 +138,7 @@ export interface Resource {
   searchText: readonly Field[];
   searchIntegral: readonly Field[];
   computed: Readonly<Record<string, ComputedField>>;
-  access: 'agent' | 'admin';
+  access: Role;
   /** Fields of which a record must hold at least one (empty: no such rule). */
   needsOneOf: readonly Field[];
   /** The resource this one extends (an inquiry is a contact and more): a record of it can start one of these. */
@@ -214,7 +215,13 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
   };
 }
 
-export function defineResource(decl: ResourceDecl): Resource {
+/**
+ * A resource that keeps its declaration's field types, so that db/tables.ts derives the row type of its table
+ * from them (each field's kind, choices and nullability).
+ */
+export type Declared<F extends Record<string, FieldDecl>> = Resource & { readonly decl: ResourceDecl & { readonly fields: F } };
+
+export function defineResource<const F extends Record<string, FieldDecl>>(decl: ResourceDecl & { fields: F }): Declared<F> {
   if (!NAME.test(decl.name)) throw new Error(`resource ${decl.name}: a resource name is lower_snake_case`);
   const fields = Object.entries(decl.fields).map(([name, f]) => buildField(decl.name, name, f));
   const byName = new Map(fields.map((f) => [f.name, f]));
@@ -278,9 +285,11 @@ export function linkResources(resources: readonly Resource[], rules: ReadonlyMap
 }
 
 /** A resource that has every field of `base` (same order, same rules) and more after them. */
-export function extendResource(base: Resource, decl: ResourceDecl): Resource {
+export function extendResource<B extends Record<string, FieldDecl>, const F extends Record<string, FieldDecl>>(
+  base: Declared<B>, decl: ResourceDecl & { fields: F },
+): Declared<B & F> {
   for (const name of Object.keys(decl.fields)) {
     if (base.field(name)) throw new Error(`resource ${decl.name}: field ${name} is already declared by ${base.name}`);
   }
-  return { ...defineResource({ needsOneOf: base.decl.needsOneOf, ...decl, fields: { ...base.decl.fields, ...decl.fields } }), base };
+  return { ...defineResource({ needsOneOf: base.decl.needsOneOf, ...decl, fields: { ...base.decl.fields, ...decl.fields } as B & F }), base };
 }

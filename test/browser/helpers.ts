@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import type { Dialect } from '../../src/schema/kinds.ts';
+import type { Dialect } from '../../src/db/dialect.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];

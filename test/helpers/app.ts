@@ -12,7 +12,7 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Database, openDatabase } from '../../src/db/connection.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
-import type { Dialect } from '../../src/schema/kinds.ts';
+import type { Dialect } from '../../src/db/dialect.ts';
 import { freshDatabase } from './database.ts';
 import type { Json } from './json.ts';
 

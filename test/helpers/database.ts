@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { DatabaseOptions } from '../../src/db/connection.ts';
-import type { Dialect } from '../../src/schema/kinds.ts';
+import type { Dialect } from '../../src/db/dialect.ts';
 
 /** LEADBOOK_TEST_DIALECTS=sqlite runs one dialect only (e.g. on a laptop without PostgreSQL). */
 export const DIALECTS: Dialect[] = (process.env.LEADBOOK_TEST_DIALECTS ?? 'sqlite,postgres')

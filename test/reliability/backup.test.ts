@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { type DatabaseOptions, openDatabase } from '../../src/db/connection.ts';
+import { asRecordTables } from '../../src/db/tables.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { DIALECTS, freshDatabase, type FreshDatabase } from '../helpers/database.ts';
 import { backupDatabase, restoreDatabase } from '../../src/cli/backup.ts';
@@ -49,11 +50,11 @@ async function seed(options: DatabaseOptions): Promise<void> {
           for (const f of resource.fields) if (f.timestamp) row[f.name] = now;
           return Object.fromEntries(Object.entries(row).map(([name, value]) => {
             const kind = resource.field(name)!.kind;
-            const stored = kind.toDb(value, database.dialect);
+            const stored = kind.toDb(value);
             return [name, database.dialect === 'postgres' && kind.instant && typeof stored === 'string' ? new Date(stored) : stored];
           }));
         });
-        await database.db.insertInto(resource.table).values(rows).execute();
+        await asRecordTables(database.db).insertInto(resource.table).values(rows).execute();
       }
     }
   } finally {
@@ -67,7 +68,7 @@ async function fingerprint(options: DatabaseOptions): Promise<Record<string, { c
   try {
     const out: Record<string, { count: number; sha256: string }> = {};
     for (const table of TABLES) {
-      const rows = await database.db.selectFrom(table).selectAll().orderBy('id').execute();
+      const rows = await asRecordTables(database.db).selectFrom(table).selectAll().orderBy('id').execute();
       const hash = createHash('sha256');
       for (const row of rows) {
         hash.update(JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));

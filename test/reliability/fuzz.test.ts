@@ -23,6 +23,7 @@ import {
   operationsOf, type PageForm, type Principal, prototypeFingerprint, requestArb,
 } from './helpers/fuzz.ts';
 import { csrfOf, pageSignIn } from './helpers/security.ts';
+import type { Role } from '../../src/schema/roles.ts';
 
 const SOAK = Boolean(process.env.LEADBOOK_SOAK);
 const TOTAL_CASES = SOAK ? 50_000 : 2_000;
@@ -43,7 +44,7 @@ interface Reply { status: number; type: string; text: string }
 class Principals {
   readonly tokens: Record<Exclude<Principal, 'none'>, string>;
   agent = { id: 0n, email: 'agent@example.com', password: 'agent pass phrase 4711' };
-  private originals = new Map<string, { email: string; password: string; role: string }>();
+  private originals = new Map<string, { email: string; password: string; role: Role }>();
 
   constructor(private app: TestApp) {
     this.tokens = { admin: app.admin.token, agent: '' };
@@ -56,7 +57,7 @@ class Principals {
     this.tokens.agent = await this.issue(this.agent.email, this.agent.password);
     for (const id of [this.app.admin.id, this.agent.id]) {
       const row = await this.app.database.db.selectFrom('users').select(['email', 'password', 'role']).where('id', '=', Number(id)).executeTakeFirstOrThrow();
-      this.originals.set(String(id), { email: String(row.email), password: String(row.password), role: String(row.role) });
+      this.originals.set(String(id), { email: String(row.email), password: String(row.password), role: row.role });
     }
   }
 
@@ -75,7 +76,7 @@ class Principals {
     const { db } = this.app.database;
     await db.updateTable('users').set({ role: 'agent' }).where('role', '=', 'admin').where('id', '!=', Number(this.app.admin.id)).execute();
     for (const [id, original] of this.originals) await db.updateTable('users').set(original).where('id', '=', Number(id)).execute();
-    await db.updateTable('account_states').set({ consecutive_failures: 0, reset_required: this.app.dialect === 'sqlite' ? 0 : false }).execute();
+    await db.updateTable('account_states').set({ consecutive_failures: 0, reset_required: false }).execute();
     await db.deleteFrom('rate_limits').where('key', 'like', 'login:%').execute();
     const works = async (token: string) => (await this.app.request('GET', '/api/v1/me', { token })).status === 200;
     if (!(await works(this.tokens.admin))) this.tokens.admin = await this.issue(this.app.admin.email, this.app.admin.password);
@@ -87,7 +88,7 @@ class Principals {
       await this.setUp();
       this.originals.delete(String(this.app.admin.id));
       const row = await db.selectFrom('users').select(['email', 'password', 'role']).where('id', '=', Number(this.app.admin.id)).executeTakeFirstOrThrow();
-      this.originals.set(String(this.app.admin.id), { email: String(row.email), password: String(row.password), role: String(row.role) });
+      this.originals.set(String(this.app.admin.id), { email: String(row.email), password: String(row.password), role: row.role });
     } else if (!(await works(this.tokens.agent))) {
       this.tokens.agent = await this.issue(this.agent.email, this.agent.password);
     }

@@ -3,17 +3,12 @@
 // body, calls an account action, and answers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts } from '../../accounts/context.ts';
-import { sendInBackground } from '../../accounts/mail.ts';
 import { bodyWith, optionalBoolean, optionalText, text } from '../../accounts/input.ts';
-import { passwordProblems } from '../../accounts/passwords.ts';
 import { acceptInvitation } from '../../accounts/invitations.ts';
-import { requestPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
-import { passSecondFactor } from '../../accounts/second-factor.ts';
-import { codeRefusal } from '../../accounts/two-factor.ts';
-import { checkCredentials, hasTwoFactor } from '../../accounts/sign-in.ts';
-import { publicUser, type UserRow } from '../../accounts/store.ts';
-import { createToken } from '../../accounts/tokens.ts';
-import { sendVerificationMail, verifyEmail } from '../../accounts/verify-email.ts';
+import { askForPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
+import { publicUser } from '../../accounts/store.ts';
+import { createTokenWithPassword } from '../../accounts/tokens.ts';
+import { askForVerificationMail, verifyEmail } from '../../accounts/verify-email.ts';
 import { AppError, FieldErrorBag } from '../../errors.ts';
 import { signInSteps } from '../sign-in.ts';
 
@@ -33,7 +28,7 @@ function secondFactorAnswer(body: Record<string, unknown>, bag: FieldErrorBag): 
 export function authRoutes(a: Accounts) {
   return async function plugin(app: FastifyInstance) {
     const signIn = signInSteps(app, a);
-    const { limit } = signIn;
+    const { knock } = signIn;
 
     app.post('/register', {
       config: open,
@@ -94,16 +89,7 @@ export function authRoutes(a: Accounts) {
       const deviceName = text(body, 'device_name', bag);
       const answer = secondFactorAnswer(body, bag);
       bag.throwIfAny();
-      const user: UserRow = await limit.failures(request, reply, `login:${email.toLowerCase()}:${request.ip}`, async () => {
-        const found = await checkCredentials(a, email, password);
-        if (hasTwoFactor(found)) {
-          if (!answer.code && !answer.recoveryCode) throw new AppError(401, 'two_factor_required', 'This account uses two-factor authentication: send code or recovery_code too.');
-          const check = await passSecondFactor(a, found, answer);
-          if (check !== 'accepted') throw new AppError(401, 'two_factor_invalid', `The two-factor code ${codeRefusal(check)}.`);
-        }
-        return found;
-      });
-      const { token } = await createToken(a, user.id, deviceName);
+      const { token, user } = await createTokenWithPassword(a, knock(request, reply), { email, password, deviceName, ...answer });
       return reply.code(201).send({ token, data: publicUser(user) });
     });
 
@@ -115,16 +101,15 @@ export function authRoutes(a: Accounts) {
       const bag = new FieldErrorBag();
       const email = text(body, 'email', bag);
       bag.throwIfAny();
-      await limit.attempts(request, reply, `forgot:${email.toLowerCase()}:${request.ip}`);
-      sendInBackground(a.log, 'password reset mail', () => requestPasswordReset(a, email));
+      await askForPasswordReset(a, knock(request, reply), email);
       return reply.code(202).send({ message: 'If an account has this address, a reset link is on its way.' });
     });
 
     // A password chosen through a mailed link: a reset, or an invited account's first password.
     const mailedLinks = [
-      { path: '/reset-password', throttle: 'reset', set: resetPassword, message: 'Your password has been reset; sign in with it.', summary: 'Set a new password with the token from the reset mail' },
+      { path: '/reset-password', set: resetPassword, message: 'Your password has been reset; sign in with it.', summary: 'Set a new password with the token from the reset mail' },
       {
-        path: '/accept-invitation', throttle: 'invitation', set: acceptInvitation, message: 'Your password is set; sign in with it.',
+        path: '/accept-invitation', set: acceptInvitation, message: 'Your password is set; sign in with it.',
         summary: 'Choose the password of an invited account with the token from ' + 'the invitation mail (valid 7 days, once); confirms the email too',
       },
     ];
@@ -133,14 +118,7 @@ export function authRoutes(a: Accounts) {
         config: open,
         schema: { tags, security: [], summary: link.summary, body: json({ token: str, email: str, password: str }, ['token', 'email', 'password']), response: { 200: json({ message: str }) } },
       }, async (request, reply) => {
-        const body = bodyWith(request.body, ['token', 'email', 'password']);
-        const bag = new FieldErrorBag();
-        const token = text(body, 'token', bag);
-        const email = text(body, 'email', bag);
-        const password = text(body, 'password', bag);
-        if (password) for (const problem of passwordProblems(password)) bag.add('password', problem);
-        bag.throwIfAny();
-        await limit.failures(request, reply, `${link.throttle}:${email.toLowerCase()}:${request.ip}`, () => link.set(a, email, token, password));
+        await link.set(a, knock(request, reply), bodyWith(request.body, ['token', 'email', 'password']));
         return { message: link.message };
       });
     }
@@ -149,8 +127,7 @@ export function authRoutes(a: Accounts) {
       schema: { tags, summary: 'Mail a new email-verification link', response: { 202: json({ message: str }) } },
     }, async (request, reply) => {
       const user = request.user!;
-      await limit.attempts(request, reply, `verify:${user.id}`);
-      sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, user));
+      await askForVerificationMail(a, knock(request, reply), user);
       return reply.code(202).send({
         message: user.email_verified_at ? 'Your address is already verified.' : 'A verification link is on its way.',
       });

@@ -4,7 +4,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AVATAR_MAX_BYTES, declaresTooLarge, removeAvatar, saveAvatar } from '../../accounts/avatar.ts';
-import { confirmPassword, SENSITIVE } from '../../accounts/confirm-password.ts';
+import { openConfirmationWindow, SENSITIVE } from '../../accounts/confirm-password.ts';
 import type { Accounts } from '../../accounts/context.ts';
 import { bodyWith, text } from '../../accounts/input.ts';
 import { confirmTwoFactor, disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes } from '../../accounts/manage-two-factor.ts';
@@ -32,7 +32,7 @@ const passwordBody = json({ password: str });
 const codes = json({ recovery_codes: { type: 'array', items: str } });
 
 /** The user as stored now (a route may have changed it). */
-const fresh = (a: Accounts, user: UserRow) => findUserById(a.database.db, a.database.dialect, user.id).then((u) => u!);
+const fresh = (a: Accounts, user: UserRow) => findUserById(a.database.db, user.id).then((u) => u!);
 
 export function meRoutes(a: Accounts) {
   return async function plugin(app: FastifyInstance) {
@@ -51,12 +51,7 @@ export function meRoutes(a: Accounts) {
     });
 
     app.post('/confirm-password', { schema: { tags, summary: 'Confirm your password for the next few hours', body: json({ password: str }, ['password']) } }, async (request, reply) => {
-      const body = bodyWith(request.body, ['password']);
-      if (!request.session) throw new AppError(409, 'no_session', 'Password confirmation is kept on a browser session; token clients send password with each call.');
-      const bag = new FieldErrorBag();
-      const password = text(body, 'password', bag);
-      bag.throwIfAny();
-      await confirmPassword(a, request.user!, request.session, password);
+      await openConfirmationWindow(a, request.user!, request.session, bodyWith(request.body, ['password']));
       return reply.code(204).send();
     });
 

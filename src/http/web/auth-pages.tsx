@@ -3,13 +3,11 @@
 // /api/v1/auth; errors land next to their fields with what was typed kept.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts } from '../../accounts/context.ts';
-import { sendInBackground } from '../../accounts/mail.ts';
 import { REGISTER_FIELDS } from '../../accounts/register.ts';
 import { acceptInvitation, INVITATION_DAYS } from '../../accounts/invitations.ts';
-import { requestPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
+import { askForPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
 import { countUsers } from '../../accounts/store.ts';
-import { passwordProblems } from '../../accounts/passwords.ts';
-import { sendVerificationMail, verifyEmail } from '../../accounts/verify-email.ts';
+import { askForVerificationMail, verifyEmail } from '../../accounts/verify-email.ts';
 import { AppError, type FieldErrors } from '../../errors.ts';
 import { user as userResource } from '../../resources/user.ts';
 import { signInSteps } from '../sign-in.ts';
@@ -232,24 +230,23 @@ export function authPages(a: Accounts) {
       const form = body(request);
       if (!form.email) return forgotPage(request, reply, form, { email: ['is required'] }, 422);
       try {
-        await signIn.limit.attempts(request, reply, `forgot:${form.email.toLowerCase()}:${request.ip}`);
+        await askForPasswordReset(a, signIn.knock(request, reply), form.email);
       } catch (error) {
         if (error instanceof AppError && error.status === 429) return forgotPage(request, reply, form, { '': [error.detail] }, 429);
         throw error;
       }
-      sendInBackground(a.log, 'password reset mail', () => requestPasswordReset(a, form.email!));
       return redirectWith(reply, '/login', { kind: 'info', text: 'If an account has this address, a reset link is on its way.' });
     });
 
     // A password chosen through a mailed link: a reset, or an invited account's first password.
     const mailedLinks = [
       {
-        path: '/reset-password', throttle: 'reset', set: resetPassword, title: 'Choose a new password', label: 'New password', button: 'Set the new password',
+        path: '/reset-password', set: resetPassword, title: 'Choose a new password', label: 'New password', button: 'Set the new password',
         invalid: <>This link is invalid or has expired. <a href="/forgot-password">Ask for a new one</a>.</>,
         done: 'Your password has been reset; sign in with it.',
       },
       {
-        path: '/invitation', throttle: 'invitation', set: acceptInvitation, title: 'Welcome to Leadbook', intro: 'An admin made you an account. Choose your password to start.',
+        path: '/invitation', set: acceptInvitation, title: 'Welcome to Leadbook', intro: 'An admin made you an account. Choose your password to start.',
         label: 'Your new password', button: 'Set my password',
         invalid: <>{[`This invitation link is invalid, was used already, or is older than ${INVITATION_DAYS} days.`, 'Ask an admin to invite you again.'].join(' ')}</>,
         done: 'Your password is set and your email address confirmed. Sign in with them.',
@@ -273,10 +270,8 @@ export function authPages(a: Accounts) {
       app.get(link.path, { config: open }, (request, reply) => page(request, reply, request.query as Form));
       app.post(link.path, { config: open, ...csrf }, async (request, reply) => {
         const form = body(request);
-        const problems = passwordProblems(form.password ?? '');
-        if (problems.length) return page(request, reply, form, { password: problems });
         try {
-          await signIn.limit.failures(request, reply, `${link.throttle}:${(form.email ?? '').toLowerCase()}:${request.ip}`, () => link.set(a, form.email ?? '', form.token ?? '', form.password!));
+          await link.set(a, signIn.knock(request, reply), { token: form.token, email: form.email, password: form.password ?? '' });
           return redirectWith(reply, '/login', { kind: 'success', text: link.done });
         } catch (error) {
           return page(request, reply, form, errorsOf(error));
@@ -303,8 +298,7 @@ export function authPages(a: Accounts) {
         </MessagePage>
       )));
     app.post('/verify-email', csrf, async (request, reply) => {
-      await signIn.limit.attempts(request, reply, `verify:${request.user!.id}`);
-      sendInBackground(a.log, 'verification mail', () => sendVerificationMail(a, request.user!));
+      await askForVerificationMail(a, signIn.knock(request, reply), request.user!);
       return redirectWith(reply, '/verify-email', { kind: 'success', text: 'A new confirmation link is on its way.' });
     });
   };

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import type { Database } from '../../../src/db/connection.ts';
+import { asRecordTables } from '../../../src/db/tables.ts';
 import { resources } from '../../../src/resources/index.ts';
 
 // ---------------------------------------------------------------- the OpenAPI document
@@ -472,7 +473,7 @@ export async function digestOf(database: Database): Promise<Digest> {
     return out;
   }
   for (const table of DIGESTED_TABLES) {
-    const rows = await database.db.selectFrom(table).selectAll().execute();
+    const rows = await asRecordTables(database.db).selectFrom(table).selectAll().execute();
     for (const row of rows) out[table]!.set(String(row.id), createHash('sha256').update(canonical(row)).digest('hex'));
   }
   return out;

@@ -1,10 +1,11 @@
 import type { ComponentChildren } from 'preact';
 import { recordResources } from '../../../resources/index.ts';
+import type { Role } from '../../../schema/roles.ts';
 
 export interface Viewer {
   id: bigint;
   name: string;
-  role: 'admin' | 'agent';
+  role: Role;
   avatarUrl: string | null;
   emailVerified: boolean;
 }

@@ -1,0 +1,139 @@
+// The database's tables as Kysely sees them (`Kysely<DB>`). The record tables
+// are derived from the resource declarations (each field's kind, choices and
+// nullability); the account tables, created by the migrations
+// 2026-11-22T0002-accounts and 2026-11-23T0001-invitations, are declared here
+// by hand. Select types are what the drivers hand back (SQLite reads every
+// integer as a BigInt and a boolean as 0/1; pg reads int8 as digits and a
+// timestamp as a Date); insert and update types are what the app writes.
+import type { ColumnType, Kysely } from 'kysely';
+import type { contact } from '../resources/contact.ts';
+import type { inquiry } from '../resources/inquiry.ts';
+import type { user } from '../resources/user.ts';
+import type { KindName } from '../schema/kinds.ts';
+import type { Declared, FieldDecl } from '../schema/resource.ts';
+
+// A number may be compared with (where) any integer column; none reads back as one but a 32-bit integer on pg.
+type Int = ColumnType<number | bigint, number, number | bigint>;
+type BigInt64 = ColumnType<bigint | string | number, bigint | number | string, bigint | number | string>;
+type Bool = ColumnType<boolean | number | bigint, boolean, boolean>;
+type Instant = ColumnType<string | Date, string, string>;
+/** A row id: the primary key of users, tokens; user_id elsewhere. */
+type Id = ColumnType<bigint | string | number, bigint, bigint>;
+type GeneratedId = ColumnType<bigint | string | number, bigint | undefined, never>;
+type Nullable<C> = C extends ColumnType<infer S, infer I, infer U> ? ColumnType<S | null, I | null | undefined, U | null> : never;
+/** A column the database fills when an insert leaves it out. */
+type Defaulted<C> = C extends ColumnType<infer S, infer I, infer U> ? ColumnType<S, I | undefined, U> : never;
+
+/** Each kind's column. */
+interface KindColumns {
+  string: ColumnType<string, string, string>;
+  text: ColumnType<string, string, string>;
+  integer: Int;
+  bigInteger: BigInt64;
+  boolean: Bool;
+  dateTime: Instant;
+  password: ColumnType<string, string, string>;
+}
+
+// Indexed by every KindName (a field's kind): a kind missing here fails to compile.
+// A kind named by a string, or made for the field (the password's) and named by its `name`.
+type KindOf<D extends FieldDecl> = D['kind'] extends KindName ? D['kind'] : D['kind'] extends { name: infer N extends KindName } ? N : never;
+type Choice<D extends FieldDecl> = D extends { choices: readonly (infer C extends string)[] } ? ColumnType<C, C, C> : KindColumns[KindOf<D>];
+// As buildField decides: nullable when declared so, else when neither required nor the primary key.
+type IsNullable<D extends FieldDecl> = D extends { nullable: boolean } ? D['nullable'] : D extends { required: true } ? false : D extends { primary: true } ? false : true;
+type ColumnOf<D extends FieldDecl> =
+  D extends { primary: true } ? GeneratedId
+    : IsNullable<D> extends false ? (D extends { default: unknown } ? Defaulted<Choice<D>> : Choice<D>)
+      : Nullable<Choice<D>>;
+
+/** The row type of a declared resource's table. */
+export type RecordTable<R> = R extends Declared<infer F> ? { [K in keyof F as string extends K ? never : K]: ColumnOf<F[K]> } : never;
+
+export interface ContactsTable extends RecordTable<typeof contact> {}
+export interface InquiriesTable extends RecordTable<typeof inquiry> {}
+export interface UsersTable extends RecordTable<typeof user> {}
+
+/** Server-side state of an account that is not part of the user record. */
+export interface AccountStatesTable {
+  user_id: Id;
+  totp_last_step: Nullable<BigInt64>;
+  consecutive_failures: Defaulted<Int>;
+  reset_required: Defaulted<Bool>;
+}
+
+export interface SessionsTable {
+  id: string;
+  token_hash: string;
+  user_id: Id;
+  two_factor_pending: Defaulted<Bool>;
+  remember_me: Defaulted<Bool>;
+  password_confirmed_at: Nullable<Instant>;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: Instant;
+  last_seen_at: Instant;
+  expires_at: Instant;
+}
+
+export interface PersonalAccessTokensTable {
+  id: GeneratedId;
+  user_id: Id;
+  name: string;
+  token_hash: string;
+  created_at: Instant;
+  last_used_at: Nullable<Instant>;
+}
+
+/** One open mailed token per user: a password reset, or an invitation. */
+export interface MailedTokensTable {
+  user_id: Id;
+  token_hash: string;
+  created_at: Instant;
+}
+
+export interface AvatarsTable {
+  user_id: Id;
+  content_type: string;
+  data: Uint8Array;
+  updated_at: Instant;
+}
+
+/** Counters of @fastify/rate-limit (accounts/throttle.ts). */
+export interface RateLimitsTable {
+  key: string;
+  hits: Int;
+  /** Milliseconds since the epoch. */
+  reset_at: ColumnType<number | bigint | string, number, number>;
+}
+
+/** Each record table's row count, kept by triggers (migration T0003). */
+export interface RecordCountsTable {
+  table_name: string;
+  shard: Int;
+  n: BigInt64;
+}
+
+export interface DB {
+  contacts: ContactsTable;
+  inquiries: InquiriesTable;
+  users: UsersTable;
+  account_states: AccountStatesTable;
+  sessions: SessionsTable;
+  personal_access_tokens: PersonalAccessTokensTable;
+  password_resets: MailedTokensTable;
+  invitations: MailedTokensTable;
+  avatars: AvatarsTable;
+  rate_limits: RateLimitsTable;
+  record_counts: RecordCountsTable;
+}
+
+/** The database, or a transaction on it. */
+export type Executor = Kysely<DB>;
+
+/**
+ * The one escape hatch: generic record code names its table and columns by the strings of a declaration (any
+ * resource), which no static type can follow. It sees every table as rows of unknown values; everything else
+ * uses `Kysely<DB>`.
+ */
+export type AnyRecordTables = Record<string, Record<string, unknown>>;
+export const asRecordTables = (db: Executor): Kysely<AnyRecordTables> => db as unknown as Kysely<AnyRecordTables>;
