@@ -5,14 +5,31 @@
 // warns when they have drifted apart, so the floor keeps measuring what the
 // app does. `node --import tsx bench/app-sql.ts` prints it.
 import {
-  type CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresAdapter, PostgresIntrospector,
-  PostgresQueryCompiler, type QueryResult, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type QueryResult,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
 } from 'kysely';
 import type { Database } from '../src/db/connection.ts';
 import { createRecord, getRecord, listRecords, updateRecord } from '../src/records/operations.ts';
 import { contact } from '../src/resources/contact.ts';
 import type { Dialect } from '../src/db/dialect.ts';
-import { type ReadScenario, type ScenarioParams, READ_SCENARIOS, type ScenarioName, appQuery, createBody, patchBody } from './scenarios.ts';
+import {
+  type ReadScenario,
+  type ScenarioParams,
+  READ_SCENARIOS,
+  type ScenarioName,
+  appQuery,
+  createBody,
+  patchBody,
+} from './scenarios.ts';
 
 export interface Statement {
   sql: string;
@@ -30,12 +47,20 @@ class CapturingDriver implements Driver {
         // One row that every operation can read: an id, a count, a record of nulls.
         return { rows: [{ id: 1, total: 0 } as R], numAffectedRows: 1n };
       },
-      streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> { throw new Error('not captured'); },
+      streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+        throw new Error('not captured');
+      },
     };
   }
-  async beginTransaction(): Promise<void> { this.log.push({ sql: 'begin', parameters: [] }); }
-  async commitTransaction(): Promise<void> { this.log.push({ sql: 'commit', parameters: [] }); }
-  async rollbackTransaction(): Promise<void> { this.log.push({ sql: 'rollback', parameters: [] }); }
+  async beginTransaction(): Promise<void> {
+    this.log.push({ sql: 'begin', parameters: [] });
+  }
+  async commitTransaction(): Promise<void> {
+    this.log.push({ sql: 'commit', parameters: [] });
+  }
+  async rollbackTransaction(): Promise<void> {
+    this.log.push({ sql: 'rollback', parameters: [] });
+  }
   async releaseConnection(): Promise<void> {}
   async destroy(): Promise<void> {}
 }
@@ -54,7 +79,11 @@ function capturingDatabase(dialect: Dialect, log: Statement[]): Database {
 }
 
 /** The statements the app runs for one scenario, in order (concurrent ones in the order they start). */
-export async function appStatements(dialect: Dialect, scenario: ScenarioName, params: ScenarioParams): Promise<Statement[]> {
+export async function appStatements(
+  dialect: Dialect,
+  scenario: ScenarioName,
+  params: ScenarioParams,
+): Promise<Statement[]> {
   const log: Statement[] = [];
   const database = capturingDatabase(dialect, log);
   const ctx = { database, actor: { id: 1n, role: 'admin' as const } };
@@ -62,7 +91,8 @@ export async function appStatements(dialect: Dialect, scenario: ScenarioName, pa
     if (scenario === 'get') await getRecord(ctx, contact, String(params.sampleId));
     else if (scenario === 'create') await createRecord(ctx, contact, createBody(1));
     else if (scenario === 'patch') await updateRecord(ctx, contact, String(params.sampleId), patchBody(1));
-    else if ((READ_SCENARIOS as readonly string[]).includes(scenario)) await listRecords(ctx, contact, appQuery(scenario as ReadScenario, params));
+    else if ((READ_SCENARIOS as readonly string[]).includes(scenario))
+      await listRecords(ctx, contact, appQuery(scenario as ReadScenario, params));
   } finally {
     await database.close();
   }
@@ -81,7 +111,12 @@ export async function sqlDrift(dialect: Dialect, p: ScenarioParams): Promise<str
   const { floorScript } = await import('./floor-sql.ts');
   const { SEARCH_ONE, SEARCH_TWO, PER_PAGE } = await import('./scenarios.ts');
   const args = {
-    id: String(p.sampleId), offset: (p.deepPage - 1) * PER_PAGE, after: String(p.cursorAfterId), city: p.city, gte: p.monthStart, lt: p.monthEnd,
+    id: String(p.sampleId),
+    offset: (p.deepPage - 1) * PER_PAGE,
+    after: String(p.cursorAfterId),
+    city: p.city,
+    gte: p.monthStart,
+    lt: p.monthEnd,
     occupation: String(patchBody(1).occupation),
   };
   const problems: string[] = [];
@@ -107,9 +142,13 @@ export async function sqlDrift(dialect: Dialect, p: ScenarioParams): Promise<str
       const a = app[i];
       const f = floor[i];
       if (!a || !f || normal(a.sql) !== normal(f.sql)) {
-        problems.push(`${scenario}, statement ${i + 1}:\n    app:   ${a ? normal(a.sql) : '(none)'}\n    floor: ${f ? normal(f.sql) : '(none)'}`);
+        problems.push(
+          `${scenario}, statement ${i + 1}:\n    app:   ${a ? normal(a.sql) : '(none)'}\n    floor: ${f ? normal(f.sql) : '(none)'}`,
+        );
       } else if (reads && a.parameters.map(shown).join('\u0000') !== f.parameters.map(shown).join('\u0000')) {
-        problems.push(`${scenario}, statement ${i + 1}: parameters differ\n    app:   ${a.parameters.map(shown).join(', ')}\n    floor: ${f.parameters.map(shown).join(', ')}`);
+        problems.push(
+          `${scenario}, statement ${i + 1}: parameters differ\n    app:   ${a.parameters.map(shown).join(', ')}\n    floor: ${f.parameters.map(shown).join(', ')}`,
+        );
       }
     }
   }
@@ -119,14 +158,24 @@ export async function sqlDrift(dialect: Dialect, p: ScenarioParams): Promise<str
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { SCENARIOS } = await import('./scenarios.ts');
   const params: ScenarioParams = {
-    sampleId: 12345, deepPage: 36001, cursorAfterId: 100001, city: 'Ashford', monthStart: '2024-03-01T00:00:00.000Z', monthEnd: '2024-04-01T00:00:00.000Z',
+    sampleId: 12345,
+    deepPage: 36001,
+    cursorAfterId: 100001,
+    city: 'Ashford',
+    monthStart: '2024-03-01T00:00:00.000Z',
+    monthEnd: '2024-04-01T00:00:00.000Z',
   };
   for (const dialect of ['sqlite', 'postgres'] as const) {
     const drift = await sqlDrift(dialect, params);
-    console.log(`-- ${dialect}: ${drift.length ? `the floor's SQL differs from the app's:\n${drift.join('\n')}` : "the floor's SQL is the app's"}`);
+    console.log(
+      `-- ${dialect}: ${drift.length ? `the floor's SQL differs from the app's:\n${drift.join('\n')}` : "the floor's SQL is the app's"}`,
+    );
     for (const scenario of SCENARIOS) {
       console.log(`-- ${dialect} ${scenario}`);
-      for (const s of await appStatements(dialect, scenario, params)) console.log(`${s.sql};  -- ${JSON.stringify(s.parameters, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`);
+      for (const s of await appStatements(dialect, scenario, params))
+        console.log(
+          `${s.sql};  -- ${JSON.stringify(s.parameters, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`,
+        );
     }
   }
 }

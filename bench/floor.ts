@@ -7,7 +7,16 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import Fastify, { type FastifyReply } from 'fastify';
 import pg from 'pg';
-import { INSERT_COLUMNS, type ReadArgs, type Statement, getById, insertContact, listStatements, lockById, updateOccupation } from './floor-sql.ts';
+import {
+  INSERT_COLUMNS,
+  type ReadArgs,
+  type Statement,
+  getById,
+  insertContact,
+  listStatements,
+  lockById,
+  updateOccupation,
+} from './floor-sql.ts';
 import { READ_SCENARIOS, type ReadScenario } from './scenarios.ts';
 
 type Row = Record<string, unknown>;
@@ -26,7 +35,9 @@ function sqliteStore(dataDir: string): Store {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  db.function('lb_fold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v === null ? null : String(v).toLowerCase()));
+  db.function('lb_fold', { deterministic: true }, (v: unknown) =>
+    typeof v === 'string' ? v.toLowerCase() : v === null ? null : String(v).toLowerCase(),
+  );
   const prepared = new Map<string, SQLite.Statement>();
   const statement = (sql: string) => {
     let s = prepared.get(sql);
@@ -63,7 +74,8 @@ function postgresStore(url: string): Store {
   // The app's pool size.
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   pool.on('error', () => {});
-  const run = (client: pg.Pool | pg.PoolClient) => async (s: Statement) => (await client.query(s.sql, s.parameters)).rows as Row[];
+  const run = (client: pg.Pool | pg.PoolClient) => async (s: Statement) =>
+    (await client.query(s.sql, s.parameters)).rows as Row[];
   return {
     all: run(pool),
     async transaction(work) {
@@ -83,12 +95,16 @@ function postgresStore(url: string): Store {
   };
 }
 
-const store = process.env.DATABASE_URL ? postgresStore(process.env.DATABASE_URL) : sqliteStore(path.resolve(process.env.DATA_DIR || 'data'));
+const store = process.env.DATABASE_URL
+  ? postgresStore(process.env.DATABASE_URL)
+  : sqliteStore(path.resolve(process.env.DATA_DIR || 'data'));
 const dialect = process.env.DATABASE_URL ? 'postgres' : 'sqlite';
 
 // Ids and counts arrive as BigInt (none here) or digit strings (pg int8): both are written as JSON numbers' text.
 const json = (reply: FastifyReply, status: number, body: unknown) =>
-  reply.code(status).header('content-type', 'application/json; charset=utf-8')
+  reply
+    .code(status)
+    .header('content-type', 'application/json; charset=utf-8')
     .send(JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v)));
 
 const app = Fastify({ logger: false });
@@ -105,19 +121,28 @@ app.get<{ Params: { id: string } }>('/contacts/:id', async (request, reply) => {
   return row ? json(reply, 200, { data: row }) : json(reply, 404, { error: 'not found' });
 });
 
-app.get<{ Params: { scenario: string }; Querystring: Record<string, string> }>('/s/:scenario', async (request, reply) => {
-  const scenario = request.params.scenario as ReadScenario;
-  if (!(READ_SCENARIOS as readonly string[]).includes(scenario)) return json(reply, 404, { error: 'no such scenario' });
-  const q = request.query;
-  const args: ReadArgs = {
-    offset: q.offset ? Number(q.offset) : 0, after: q.after, words: q.q?.split(/\s+/).filter(Boolean), city: q.city, gte: q.gte, lt: q.lt,
-  };
-  const { count, page } = listStatements(dialect, scenario, args);
-  const [counted, rows] = await Promise.all([count ? store.all(count) : Promise.resolve(undefined), store.all(page)]);
-  // The count is the one column of the one row, whatever the statement calls it.
-  const total = counted ? Number(Object.values(counted[0] ?? {})[0] ?? 0) : undefined;
-  return json(reply, 200, { data: rows.slice(0, 25), meta: { total } });
-});
+app.get<{ Params: { scenario: string }; Querystring: Record<string, string> }>(
+  '/s/:scenario',
+  async (request, reply) => {
+    const scenario = request.params.scenario as ReadScenario;
+    if (!(READ_SCENARIOS as readonly string[]).includes(scenario))
+      return json(reply, 404, { error: 'no such scenario' });
+    const q = request.query;
+    const args: ReadArgs = {
+      offset: q.offset ? Number(q.offset) : 0,
+      after: q.after,
+      words: q.q?.split(/\s+/).filter(Boolean),
+      city: q.city,
+      gte: q.gte,
+      lt: q.lt,
+    };
+    const { count, page } = listStatements(dialect, scenario, args);
+    const [counted, rows] = await Promise.all([count ? store.all(count) : Promise.resolve(undefined), store.all(page)]);
+    // The count is the one column of the one row, whatever the statement calls it.
+    const total = counted ? Number(Object.values(counted[0] ?? {})[0] ?? 0) : undefined;
+    return json(reply, 200, { data: rows.slice(0, 25), meta: { total } });
+  },
+);
 
 app.post<{ Body: Record<string, unknown> }>('/contacts', async (request, reply) => {
   const now = new Date().toISOString();
@@ -143,6 +168,8 @@ app.patch<{ Params: { id: string }; Body: { occupation?: string } }>('/contacts/
 
 const port = Number(process.env.PORT || 3100);
 await app.listen({ host: '127.0.0.1', port });
-const stop = () => { void app.close().then(() => process.exit(0)); };
+const stop = () => {
+  void app.close().then(() => process.exit(0));
+};
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

@@ -56,34 +56,39 @@ function run(job: LoadJob): Promise<LoadResult> {
   };
   const latencies: number[] = [];
   return new Promise((resolve, reject) => {
-    const instance = autocannon({
-      url: job.url,
-      connections: job.connections,
-      duration: job.duration,
-      timeout: 30,
-      requests: [{
-        method: job.method ?? 'GET',
-        path: job.path,
-        headers: { ...(job.body ? { 'content-type': 'application/json' } : {}), ...job.headers },
-        ...(job.body ? { body: job.body } : {}),
-        ...(dynamic ? { setupRequest } : {}),
-      }],
-    }, (error, result) => {
-      if (error) return reject(error);
-      const sorted = Float64Array.from(latencies).sort();
-      const seconds = result.duration || job.duration;
-      resolve({
-        ok: latencies.length,
-        rps: latencies.length / seconds,
-        p50: percentile(sorted, 0.5),
-        p99: percentile(sorted, 0.99),
-        mean: latencies.reduce((a, b) => a + b, 0) / (latencies.length || 1),
-        non2xx: result.non2xx,
-        errors: result.errors,
-        timeouts: result.timeouts,
-        statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, s]) => [code, s.count])),
-      });
-    });
+    const instance = autocannon(
+      {
+        url: job.url,
+        connections: job.connections,
+        duration: job.duration,
+        timeout: 30,
+        requests: [
+          {
+            method: job.method ?? 'GET',
+            path: job.path,
+            headers: { ...(job.body ? { 'content-type': 'application/json' } : {}), ...job.headers },
+            ...(job.body ? { body: job.body } : {}),
+            ...(dynamic ? { setupRequest } : {}),
+          },
+        ],
+      },
+      (error, result) => {
+        if (error) return reject(error);
+        const sorted = Float64Array.from(latencies).sort();
+        const seconds = result.duration || job.duration;
+        resolve({
+          ok: latencies.length,
+          rps: latencies.length / seconds,
+          p50: percentile(sorted, 0.5),
+          p99: percentile(sorted, 0.99),
+          mean: latencies.reduce((a, b) => a + b, 0) / (latencies.length || 1),
+          non2xx: result.non2xx,
+          errors: result.errors,
+          timeouts: result.timeouts,
+          statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, s]) => [code, s.count])),
+        });
+      },
+    );
     instance.on('response', (_client: unknown, status: number, _bytes: number, milliseconds: number) => {
       if (status >= 200 && status < 300) latencies.push(milliseconds);
     });

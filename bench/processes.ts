@@ -32,10 +32,18 @@ export interface CommandResult {
  * Runs `leadbook ARGS` to its end. `showProgress` passes its standard error
  * through (progress bars); `watchMemory` polls its peak RSS (VmHWM).
  */
-export function leadbook(args: string[], env: Record<string, string>, options: { input?: string; showProgress?: boolean; watchMemory?: boolean } = {}): Promise<CommandResult> {
+export function leadbook(
+  args: string[],
+  env: Record<string, string>,
+  options: { input?: string; showProgress?: boolean; watchMemory?: boolean } = {},
+): Promise<CommandResult> {
   return new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d));
@@ -45,13 +53,18 @@ export function leadbook(args: string[], env: Record<string, string>, options: {
     });
     let peakKb = 0;
     const poll = options.watchMemory
-      ? setInterval(() => { peakKb = Math.max(peakKb, procStatusKb(child.pid!, 'VmHWM') ?? 0); }, 50)
+      ? setInterval(() => {
+          peakKb = Math.max(peakKb, procStatusKb(child.pid!, 'VmHWM') ?? 0);
+        }, 50)
       : undefined;
     child.stdin.end(options.input ?? '');
     child.on('close', (code) => {
       if (poll) clearInterval(poll);
       resolve({
-        code: code ?? 1, stdout, stderr, seconds: (performance.now() - started) / 1000,
+        code: code ?? 1,
+        stdout,
+        stderr,
+        seconds: (performance.now() - started) / 1000,
         ...(options.watchMemory ? { peakRssMb: peakKb / 1024 } : {}),
       });
     });
@@ -73,14 +86,28 @@ export function stopAll(): void {
 }
 
 /** Starts a server process and resolves once GET /healthz answers 200 (asked every `pollMs`). */
-export async function startServer(args: string[], env: Record<string, string>, timeoutMs = 60_000, pollMs = 100): Promise<Server> {
+export async function startServer(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  pollMs = 100,
+): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(child);
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output = (output + d).slice(-20_000)));
   child.stderr!.on('data', (d: Buffer) => (output = (output + d).slice(-20_000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => { running.delete(child); resolve(); }));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      running.delete(child);
+      resolve();
+    }),
+  );
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
@@ -95,15 +122,19 @@ export async function startServer(args: string[], env: Record<string, string>, t
     if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}:\n${output}`);
     try {
       if ((await fetch(`${url}/healthz`)).ok) return { url, pid: child.pid!, output: () => output, stop };
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await new Promise((r) => setTimeout(r, pollMs));
   }
   await stop();
   throw new Error(`${args.join(' ')} did not answer /healthz within ${timeoutMs / 1000} s:\n${output}`);
 }
 
-export const appServer = (env: Record<string, string>, extra: string[] = []) => startServer([BIN, 'serve', ...extra], env);
-export const floorServer = (env: Record<string, string>) => startServer(['--import', 'tsx', path.join(ROOT, 'bench/floor.ts')], env);
+export const appServer = (env: Record<string, string>, extra: string[] = []) =>
+  startServer([BIN, 'serve', ...extra], env);
+export const floorServer = (env: Record<string, string>) =>
+  startServer(['--import', 'tsx', path.join(ROOT, 'bench/floor.ts')], env);
 
 /** A load-generator process (bench/load.ts) that runs one autocannon job at a time. */
 export class LoadClient {
@@ -112,7 +143,11 @@ export class LoadClient {
   private readonly waiting = new Map<number, { resolve(r: LoadResult): void; reject(e: Error): void }>();
 
   constructor() {
-    this.child = fork(path.join(ROOT, 'bench/load.ts'), [], { cwd: ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = fork(path.join(ROOT, 'bench/load.ts'), [], {
+      cwd: ROOT,
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     running.add(this.child);
     this.child.on('message', (m: { id: number; result?: LoadResult; error?: string }) => {
       const w = this.waiting.get(m.id);

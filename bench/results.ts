@@ -36,7 +36,9 @@ export function writeSection(dialect: Section, markdown: string, file = RESULTS_
     if (i >= 0 && j > i) sections.set(d, old.slice(i, j + end(d).length));
   }
   sections.set(dialect, `${start(dialect)}\n${markdown.trim()}\n${end(dialect)}`);
-  const body = ORDER.filter((d) => sections.has(d)).map((d) => sections.get(d)).join('\n\n');
+  const body = ORDER.filter((d) => sections.has(d))
+    .map((d) => sections.get(d))
+    .join('\n\n');
   fs.writeFileSync(file, `${HEADER}\n${body}\n`);
 }
 
@@ -48,10 +50,19 @@ export function table(head: string[], rows: string[][]): string {
 
 /** Numbers the way the tables show them. */
 export const fmt = {
-  rps: (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : Math.round(n).toLocaleString('en-US')),
-  ms: (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : n < 10 ? n.toFixed(2) : n < 100 ? n.toFixed(1) : Math.round(n).toLocaleString('en-US')),
+  rps: (n: number | undefined) =>
+    n === undefined || !Number.isFinite(n) ? '–' : Math.round(n).toLocaleString('en-US'),
+  ms: (n: number | undefined) =>
+    n === undefined || !Number.isFinite(n)
+      ? '–'
+      : n < 10
+        ? n.toFixed(2)
+        : n < 100
+          ? n.toFixed(1)
+          : Math.round(n).toLocaleString('en-US'),
   ratio: (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(2)),
-  mb: (n: number | undefined | null) => (n === undefined || n === null || !Number.isFinite(n) ? '–' : `${Math.round(n)} MB`),
+  mb: (n: number | undefined | null) =>
+    n === undefined || n === null || !Number.isFinite(n) ? '–' : `${Math.round(n)} MB`,
   s: (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '–' : `${n.toFixed(1)} s`),
   int: (n: number) => n.toLocaleString('en-US'),
 };
@@ -77,7 +88,14 @@ export interface Report {
   rssTrail: string[];
   workers?: { scenario: string; one: number; two: number }[];
   workersNote?: string;
-  csv?: { exportSeconds?: number; exportPeakMb?: number; exportRows?: number; importSeconds?: number; importedRows?: number; note?: string };
+  csv?: {
+    exportSeconds?: number;
+    exportPeakMb?: number;
+    exportRows?: number;
+    importSeconds?: number;
+    importedRows?: number;
+    note?: string;
+  };
   notes: string[];
   failed: boolean;
 }
@@ -101,37 +119,61 @@ function targets(r: Report, run: RunInfo): string[][] {
   const out: string[][] = [];
   for (const s of ['get', 'create', 'patch'] as const) {
     const ratio = m[s]?.app10 && m[s]?.floor10 ? m[s]!.app10!.rps / m[s]!.floor10!.rps : undefined;
-    out.push([`${LABELS[s]}: app ≥ 0.6 × floor req/s (10 connections)`, fmt.ratio(ratio), verdict(finite(ratio) ? ratio >= 0.6 : undefined)]);
+    out.push([
+      `${LABELS[s]}: app ≥ 0.6 × floor req/s (10 connections)`,
+      fmt.ratio(ratio),
+      verdict(finite(ratio) ? ratio >= 0.6 : undefined),
+    ]);
   }
   const p50 = (s: ScenarioName) => m[s]?.app1?.p50;
   const p99 = (s: ScenarioName) => m[s]?.app1?.p99;
   const within = (v: number | undefined, limit: number) => (finite(v) ? v <= limit : undefined);
   out.push(['list page 1 with total: p50 ≤ 3 ms', `${fmt.ms(p50('page1'))} ms`, verdict(within(p50('page1'), 3))]);
-  out.push(['equality filter with total: p50 ≤ 5 ms', `${fmt.ms(p50('filter-eq'))} ms`, verdict(within(p50('filter-eq'), 5))]);
+  out.push([
+    'equality filter with total: p50 ≤ 5 ms',
+    `${fmt.ms(p50('filter-eq'))} ms`,
+    verdict(within(p50('filter-eq'), 5)),
+  ]);
   for (const s of ['search1', 'search2'] as const) {
     const ok = finite(p50(s)) && finite(p99(s)) ? p50(s)! <= 25 && p99(s)! <= 60 : undefined;
     out.push([`${LABELS[s]}: p50 ≤ 25 ms, p99 ≤ 60 ms`, `${fmt.ms(p50(s))} / ${fmt.ms(p99(s))} ms`, verdict(ok)]);
   }
   const deep = p50('deep-cursor');
   const page1 = p50('page1');
-  out.push(['deep page by cursor: p50 ≤ 2 × page 1 p50', `${fmt.ms(deep)} vs ${fmt.ms(page1)} ms`, verdict(finite(deep) && finite(page1) ? deep <= 2 * page1 : undefined)]);
+  out.push([
+    'deep page by cursor: p50 ≤ 2 × page 1 p50',
+    `${fmt.ms(deep)} vs ${fmt.ms(page1)} ms`,
+    verdict(finite(deep) && finite(page1) ? deep <= 2 * page1 : undefined),
+  ]);
   const csv = r.csv;
   const importLimit = 30 * (run.rows / 1_000_000);
   out.push([
     `CSV import ≤ 30 s per 1,000,000 rows${r.dialect === 'sqlite' ? ` (${fmt.s(importLimit)} here)` : ' (the target is for SQLite)'}`,
     fmt.s(csv?.importSeconds),
-    r.dialect === 'sqlite' ? verdict(finite(csv?.importSeconds) ? csv!.importSeconds! <= importLimit : undefined) : 'n/a',
+    r.dialect === 'sqlite'
+      ? verdict(finite(csv?.importSeconds) ? csv!.importSeconds! <= importLimit : undefined)
+      : 'n/a',
   ]);
-  out.push(['CSV export: peak RSS ≤ 250 MB', fmt.mb(csv?.exportPeakMb), verdict(finite(csv?.exportPeakMb) ? csv!.exportPeakMb! <= 250 : undefined)]);
+  out.push([
+    'CSV export: peak RSS ≤ 250 MB',
+    fmt.mb(csv?.exportPeakMb),
+    verdict(finite(csv?.exportPeakMb) ? csv!.exportPeakMb! <= 250 : undefined),
+  ]);
   const storm = r.storm;
   out.push([
     'read p99 during a sign-in storm ≤ 3 × idle p99',
-    storm ? `${fmt.ms(storm.stormP99)} vs ${fmt.ms(storm.idleP99)} ms (${fmt.ratio(storm.stormP99 / storm.idleP99!)}×)` : '–',
+    storm
+      ? `${fmt.ms(storm.stormP99)} vs ${fmt.ms(storm.idleP99)} ms (${fmt.ratio(storm.stormP99 / storm.idleP99!)}×)`
+      : '–',
     verdict(storm && finite(storm.idleP99) ? storm.stormP99 <= 3 * storm.idleP99 : undefined),
   ]);
   out.push(['idle RSS ≤ 120 MB', fmt.mb(r.rss.idle), verdict(finite(r.rss.idle) ? r.rss.idle <= 120 : undefined)]);
   const growth = finite(r.rss.after) && finite(r.rss.warm) ? r.rss.after / r.rss.warm - 1 : undefined;
-  out.push(['RSS after the bench within 20% of after warm-up', `${fmt.mb(r.rss.after)} vs ${fmt.mb(r.rss.warm)} (${finite(growth) ? `${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(0)}%` : '–'})`, verdict(finite(growth) ? Math.abs(growth) <= 0.2 : undefined)]);
+  out.push([
+    'RSS after the bench within 20% of after warm-up',
+    `${fmt.mb(r.rss.after)} vs ${fmt.mb(r.rss.warm)} (${finite(growth) ? `${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(0)}%` : '–'})`,
+    verdict(finite(growth) ? Math.abs(growth) <= 0.2 : undefined),
+  ]);
   return out;
 }
 
@@ -152,28 +194,63 @@ export function section(r: Report, run: RunInfo): string {
   ];
   const rowsOut = SCENARIOS.filter((s) => r.measured[s]).map((s) => {
     const m = r.measured[s]!;
-    return [LABELS[s], fmt.rps(m.app10?.rps), fmt.rps(m.floor10?.rps), m.app10 && m.floor10 ? fmt.ratio(m.app10.rps / m.floor10.rps) : '–', fmt.ms(m.app1?.p50), fmt.ms(m.app1?.p99), fmt.ms(m.floor1?.p50)];
+    return [
+      LABELS[s],
+      fmt.rps(m.app10?.rps),
+      fmt.rps(m.floor10?.rps),
+      m.app10 && m.floor10 ? fmt.ratio(m.app10.rps / m.floor10.rps) : '–',
+      fmt.ms(m.app1?.p50),
+      fmt.ms(m.app1?.p99),
+      fmt.ms(m.floor1?.p50),
+    ];
   });
-  if (rowsOut.length) lines.push(table(['scenario', 'app req/s', 'floor req/s', 'ratio', 'p50 ms', 'p99 ms', 'floor p50 ms'], rowsOut), '');
+  if (rowsOut.length)
+    lines.push(
+      table(['scenario', 'app req/s', 'floor req/s', 'ratio', 'p50 ms', 'p99 ms', 'floor p50 ms'], rowsOut),
+      '',
+    );
   const other: string[][] = [
-    ['app RSS: idle after start / after warm-up / after the bench', `${fmt.mb(r.rss.idle)} / ${fmt.mb(r.rss.warm)} / ${fmt.mb(r.rss.after)}`],
+    [
+      'app RSS: idle after start / after warm-up / after the bench',
+      `${fmt.mb(r.rss.idle)} / ${fmt.mb(r.rss.warm)} / ${fmt.mb(r.rss.after)}`,
+    ],
   ];
   if (r.rssTrail.length) other.push(['app RSS after each scenario', r.rssTrail.join(', ')]);
-  if (r.storm) other.push(['sign-in storm (10 clients signing in)', `${fmt.rps(r.storm.loginsPerSecond)} sign-ins/s; get by id p99 ${fmt.ms(r.storm.stormP99)} ms (idle ${fmt.ms(r.storm.idleP99)} ms)`]);
+  if (r.storm)
+    other.push([
+      'sign-in storm (10 clients signing in)',
+      `${fmt.rps(r.storm.loginsPerSecond)} sign-ins/s; get by id p99 ${fmt.ms(r.storm.stormP99)} ms (idle ${fmt.ms(r.storm.idleP99)} ms)`,
+    ]);
   if (r.csv) {
-    if (finite(r.csv.exportSeconds)) other.push([`CSV export of ${fmt.int(r.csv.exportRows ?? 0)} contacts (\`leadbook export\`)`, `${fmt.s(r.csv.exportSeconds)}, peak RSS ${fmt.mb(r.csv.exportPeakMb)}`]);
-    if (finite(r.csv.importSeconds)) other.push([`CSV import into a fresh database (\`leadbook import\`)`, `${fmt.s(r.csv.importSeconds)} for ${fmt.int(r.csv.importedRows ?? 0)} rows (${fmt.rps((r.csv.importedRows ?? 0) / r.csv.importSeconds!)} rows/s)`]);
+    if (finite(r.csv.exportSeconds))
+      other.push([
+        `CSV export of ${fmt.int(r.csv.exportRows ?? 0)} contacts (\`leadbook export\`)`,
+        `${fmt.s(r.csv.exportSeconds)}, peak RSS ${fmt.mb(r.csv.exportPeakMb)}`,
+      ]);
+    if (finite(r.csv.importSeconds))
+      other.push([
+        `CSV import into a fresh database (\`leadbook import\`)`,
+        `${fmt.s(r.csv.importSeconds)} for ${fmt.int(r.csv.importedRows ?? 0)} rows (${fmt.rps((r.csv.importedRows ?? 0) / r.csv.importSeconds!)} rows/s)`,
+      ]);
     if (r.csv.note) other.push(['CSV', r.csv.note]);
   }
   lines.push(table(['measurement', 'value'], other), '');
   if (r.workers) {
     lines.push('Reads with `serve --workers 2` against 1 worker (10 connections):', '');
-    lines.push(table(['scenario', '1 worker req/s', '2 workers req/s', 'ratio'], r.workers.map((w) => [w.scenario, fmt.rps(w.one), fmt.rps(w.two), fmt.ratio(w.two / w.one)])), '');
+    lines.push(
+      table(
+        ['scenario', '1 worker req/s', '2 workers req/s', 'ratio'],
+        r.workers.map((w) => [w.scenario, fmt.rps(w.one), fmt.rps(w.two), fmt.ratio(w.two / w.one)]),
+      ),
+      '',
+    );
   }
   if (r.workersNote) lines.push(`Workers: ${r.workersNote}`, '');
-  lines.push(`### Targets (${name}${run.rows !== 1_000_000 ? `; set for 1,000,000 rows, measured at ${fmt.int(run.rows)}` : ''})`, '');
+  lines.push(
+    `### Targets (${name}${run.rows !== 1_000_000 ? `; set for 1,000,000 rows, measured at ${fmt.int(run.rows)}` : ''})`,
+    '',
+  );
   lines.push(table(['target', 'measured', 'result'], targets(r, run)), '');
   if (r.notes.length) lines.push('### Notes', '', ...r.notes.map((n) => `- ${n}`), '');
   return lines.join('\n');
 }
-

@@ -19,7 +19,16 @@ import type { LoadJob, LoadResult } from './load.ts';
 import { LoadClient, ROOT, type Server, appServer, floorServer, leadbook, procStatusKb, stopAll } from './processes.ts';
 import { type Measured, RESULTS_FILE, type Report, fmt, section, writeSection } from './results.ts';
 import {
-  LABELS, PER_PAGE, READ_SCENARIOS, SCENARIOS, type ScenarioName, type ScenarioParams, appPath, createBody, floorPath, patchBody,
+  LABELS,
+  PER_PAGE,
+  READ_SCENARIOS,
+  SCENARIOS,
+  type ScenarioName,
+  type ScenarioParams,
+  appPath,
+  createBody,
+  floorPath,
+  patchBody,
 } from './scenarios.ts';
 
 const USAGE = `npm run bench -- [options]
@@ -51,14 +60,27 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-const dialects: Dialect[] = argv.db === 'both' ? ['sqlite', 'postgres'] : argv.db === 'sqlite' || argv.db === 'postgres' ? [argv.db] : fail(`--db must be sqlite, postgres or both, not ${argv.db}`);
+const dialects: Dialect[] =
+  argv.db === 'both'
+    ? ['sqlite', 'postgres']
+    : argv.db === 'sqlite' || argv.db === 'postgres'
+      ? [argv.db]
+      : fail(`--db must be sqlite, postgres or both, not ${argv.db}`);
 const rows = argv.rows !== undefined ? Number(argv.rows) : argv.quick ? 100_000 : 1_000_000;
 if (!Number.isInteger(rows) || rows < 1000) fail('--rows must be a whole number of at least 1000');
 const duration = argv.duration !== undefined ? Number(argv.duration) : argv.quick ? 1 : 10;
 if (!(duration > 0 && duration <= 600)) fail('--duration must be a number of seconds from 0 to 600');
 const EXTRAS = ['csv', 'workers'] as const;
-const only = argv.only ? new Set(argv.only.split(',').map((s) => s.trim()).filter(Boolean)) : null;
-for (const name of only ?? []) if (![...SCENARIOS, ...EXTRAS].includes(name as never)) fail(`--only: ${name} is not a scenario`);
+const only = argv.only
+  ? new Set(
+      argv.only
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+  : null;
+for (const name of only ?? [])
+  if (![...SCENARIOS, ...EXTRAS].includes(name as never)) fail(`--only: ${name} is not a scenario`);
 const wanted = (name: string) => !only || only.has(name);
 const scenarios = SCENARIOS.filter(wanted);
 // No scenario reads inquiries: the quick mode spends its minutes on contacts.
@@ -76,13 +98,21 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function pgAdmin(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_ADMIN });
   await client.connect();
-  try { await client.query(text); } finally { await client.end(); }
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
 }
 
 async function pgQuery<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  try { return (await client.query<T>(text)).rows; } finally { await client.end(); }
+  try {
+    return (await client.query<T>(text)).rows;
+  } finally {
+    await client.end();
+  }
 }
 
 interface Place {
@@ -102,7 +132,10 @@ async function freshPlace(dialect: Dialect, name: string, appKey: string): Promi
   const removeDir = async () => fs.rmSync(dataDir, { recursive: true, force: true });
   const env = { DATA_DIR: dataDir, APP_KEY: appKey, LOG_LEVEL: 'warn', DATABASE_URL: '' };
   if (dialect === 'sqlite') {
-    const drop = async () => { undropped.delete(drop); await removeDir(); };
+    const drop = async () => {
+      undropped.delete(drop);
+      await removeDir();
+    };
     undropped.add(drop);
     return { env, drop };
   }
@@ -111,15 +144,24 @@ async function freshPlace(dialect: Dialect, name: string, appKey: string): Promi
   await pgAdmin(`create database ${db}`);
   const url = new URL(PG_ADMIN);
   url.pathname = `/${db}`;
-  const drop = async () => { undropped.delete(drop); await removeDir(); await pgAdmin(`drop database if exists ${db} with (force)`); };
+  const drop = async () => {
+    undropped.delete(drop);
+    await removeDir();
+    await pgAdmin(`drop database if exists ${db} with (force)`);
+  };
   undropped.add(drop);
   return { env: { ...env, DATABASE_URL: url.toString() }, url: url.toString(), drop };
 }
 
 async function countContacts(dialect: Dialect, place: Place): Promise<number> {
-  if (dialect === 'postgres') return Number((await pgQuery<{ n: string }>(place.url!, 'select count(*) as n from contacts'))[0]!.n);
+  if (dialect === 'postgres')
+    return Number((await pgQuery<{ n: string }>(place.url!, 'select count(*) as n from contacts'))[0]!.n);
   const db = new SQLite(path.join(place.env.DATA_DIR!, 'leadbook.sqlite'), { readonly: true });
-  try { return Number((db.prepare('select count(*) as n from contacts').get() as { n: number }).n); } finally { db.close(); }
+  try {
+    return Number((db.prepare('select count(*) as n from contacts').get() as { n: number }).n);
+  } finally {
+    db.close();
+  }
 }
 
 // ------------------------------------------------------------------ HTTP
@@ -131,65 +173,123 @@ async function getJson(url: string, token?: string): Promise<{ status: number; b
   const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   const text = await res.text();
   let body: unknown;
-  try { body = JSON.parse(text); } catch { body = text; }
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
   return { status: res.status, body };
 }
 
 async function postJson(url: string, json: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(json) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(json),
+  });
   return { status: res.status, body: await res.json().catch(() => null) };
 }
 
 // ------------------------------------------------------------------ scenarios
 
 /** The autocannon job of a scenario, on the app or on the floor. */
-function jobFor(scenario: ScenarioName, side: 'app' | 'floor', server: Server, token: string, p: ScenarioParams & { idMin: number; idMax: number }, connections: number, seconds: number): LoadJob {
-  const base = { url: server.url, connections, duration: seconds, idMin: p.idMin, idMax: p.idMax, headers: side === 'app' ? { authorization: `Bearer ${token}` } : {} as Record<string, string> };
+function jobFor(
+  scenario: ScenarioName,
+  side: 'app' | 'floor',
+  server: Server,
+  token: string,
+  p: ScenarioParams & { idMin: number; idMax: number },
+  connections: number,
+  seconds: number,
+): LoadJob {
+  const base = {
+    url: server.url,
+    connections,
+    duration: seconds,
+    idMin: p.idMin,
+    idMax: p.idMax,
+    headers: side === 'app' ? { authorization: `Bearer ${token}` } : ({} as Record<string, string>),
+  };
   const prefix = side === 'app' ? '/api/v1/contacts' : '/contacts';
   switch (scenario) {
     case 'get':
-    case 'storm': return { ...base, path: `${prefix}/{id}` };
-    case 'create': return { ...base, method: 'POST', path: prefix, body: JSON.stringify(createBody('{n}')) };
-    case 'patch': return { ...base, method: 'PATCH', path: `${prefix}/{id}`, body: JSON.stringify(patchBody('{n}')) };
-    default: return { ...base, path: side === 'app' ? appPath(scenario, p) : floorPath(scenario, p) };
+    case 'storm':
+      return { ...base, path: `${prefix}/{id}` };
+    case 'create':
+      return { ...base, method: 'POST', path: prefix, body: JSON.stringify(createBody('{n}')) };
+    case 'patch':
+      return { ...base, method: 'PATCH', path: `${prefix}/{id}`, body: JSON.stringify(patchBody('{n}')) };
+    default:
+      return { ...base, path: side === 'app' ? appPath(scenario, p) : floorPath(scenario, p) };
   }
 }
 
 /** Checks that the app and the floor answer each read scenario with the same records (and totals). */
-async function verify(app: Server, floor: Server, token: string, p: ScenarioParams, list: ScenarioName[], warn: (note: string) => void): Promise<string[]> {
+async function verify(
+  app: Server,
+  floor: Server,
+  token: string,
+  p: ScenarioParams,
+  list: ScenarioName[],
+  warn: (note: string) => void,
+): Promise<string[]> {
   const problems: string[] = [];
   const ids = (body: Json) => (Array.isArray(body?.data) ? body.data.map((r: { id: unknown }) => String(r.id)) : null);
   if (list.includes('get') || list.includes('storm') || list.includes('patch')) {
     const a = await getJson(`${app.url}/api/v1/contacts/${p.sampleId}`, token);
     const f = await getJson(`${floor.url}/contacts/${p.sampleId}`);
-    if (a.status !== 200 || f.status !== 200) problems.push(`get by id ${p.sampleId}: app answered ${a.status}, floor ${f.status}`);
-    else if (String(a.body.data.id) !== String(f.body.data.id) || a.body.data.name !== f.body.data.name) problems.push(`get by id: app gave ${a.body.data.id} ${a.body.data.name}, floor ${f.body.data.id} ${f.body.data.name}`);
+    if (a.status !== 200 || f.status !== 200)
+      problems.push(`get by id ${p.sampleId}: app answered ${a.status}, floor ${f.status}`);
+    else if (String(a.body.data.id) !== String(f.body.data.id) || a.body.data.name !== f.body.data.name)
+      problems.push(
+        `get by id: app gave ${a.body.data.id} ${a.body.data.name}, floor ${f.body.data.id} ${f.body.data.name}`,
+      );
   }
   for (const scenario of READ_SCENARIOS.filter((s) => list.includes(s))) {
     const a = await getJson(app.url + appPath(scenario, p), token);
     const f = await getJson(floor.url + floorPath(scenario, p));
     if (a.status !== 200 || f.status !== 200) {
-      problems.push(`${LABELS[scenario]}: app answered ${a.status} ${JSON.stringify(a.body).slice(0, 300)}, floor ${f.status} ${JSON.stringify(f.body).slice(0, 300)}`);
+      problems.push(
+        `${LABELS[scenario]}: app answered ${a.status} ${JSON.stringify(a.body).slice(0, 300)}, floor ${f.status} ${JSON.stringify(f.body).slice(0, 300)}`,
+      );
       continue;
     }
     const appIds = ids(a.body);
     const floorIds = ids(f.body);
-    if (!appIds) problems.push(`${LABELS[scenario]}: the app's answer holds no list (${JSON.stringify(a.body).slice(0, 200)})`);
-    else if (appIds.length === 0) warn(`${LABELS[scenario]} finds no records in this data (too few rows?): it measures an empty answer.`);
-    if (appIds?.join(',') !== floorIds?.join(',')) problems.push(`${LABELS[scenario]}: different records\n    app:   ${appIds?.join(', ')}\n    floor: ${floorIds?.join(', ')}`);
+    if (!appIds)
+      problems.push(`${LABELS[scenario]}: the app's answer holds no list (${JSON.stringify(a.body).slice(0, 200)})`);
+    else if (appIds.length === 0)
+      warn(`${LABELS[scenario]} finds no records in this data (too few rows?): it measures an empty answer.`);
+    if (appIds?.join(',') !== floorIds?.join(','))
+      problems.push(
+        `${LABELS[scenario]}: different records\n    app:   ${appIds?.join(', ')}\n    floor: ${floorIds?.join(', ')}`,
+      );
     const appTotal = a.body.meta?.total;
     const floorTotal = f.body.meta?.total;
-    if (appTotal !== undefined && floorTotal !== undefined && Number(appTotal) !== Number(floorTotal)) problems.push(`${LABELS[scenario]}: total ${appTotal} from the app, ${floorTotal} from the floor`);
+    if (appTotal !== undefined && floorTotal !== undefined && Number(appTotal) !== Number(floorTotal))
+      problems.push(`${LABELS[scenario]}: total ${appTotal} from the app, ${floorTotal} from the floor`);
   }
   return problems;
 }
 
 // ------------------------------------------------------------------ one database
 
-const rssMb = (pid: number) => { const kb = procStatusKb(pid, 'VmRSS'); return kb === null ? null : kb / 1024; };
+const rssMb = (pid: number) => {
+  const kb = procStatusKb(pid, 'VmRSS');
+  return kb === null ? null : kb / 1024;
+};
 
 async function benchDatabase(dialect: Dialect): Promise<Report> {
-  const report: Report = { dialect, started: new Date(), loadAverage: os.loadavg(), measured: {}, rss: {}, rssTrail: [], notes: [], failed: false };
+  const report: Report = {
+    dialect,
+    started: new Date(),
+    loadAverage: os.loadavg(),
+    measured: {},
+    rss: {},
+    rssTrail: [],
+    notes: [],
+    failed: false,
+  };
   const busy = report.loadAverage[0]! - os.cpus().length;
   if (busy > 0.5) {
     const warning = `The machine was busy with other work (load average ${report.loadAverage[0]!.toFixed(1)} on ${os.cpus().length} cores) when this run started: its numbers are noisy.`;
@@ -206,7 +306,11 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
   try {
     // 1. Data.
     log(`${dialect}: seeding ${fmt.int(rows)} contacts and ${fmt.int(inquiries)} inquiries`);
-    const seeded = await leadbook(['seed', '--contacts', String(rows), '--inquiries', String(inquiries), '--seed', String(SEED)], place.env, { showProgress: true });
+    const seeded = await leadbook(
+      ['seed', '--contacts', String(rows), '--inquiries', String(inquiries), '--seed', String(SEED)],
+      place.env,
+      { showProgress: true },
+    );
     if (seeded.code !== 0) throw new Error(`leadbook seed failed:\n${seeded.stderr}`);
     const rate = Number(/([\d,]+) rows\/s/.exec(seeded.stdout)?.[1]?.replaceAll(',', '') ?? NaN);
     report.seed = { rows: rows + inquiries, seconds: seeded.seconds, rate };
@@ -216,20 +320,36 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
       await pgQuery(place.url!, 'vacuum (analyze) contacts, inquiries, users');
     }
     const admin = { email: 'bench-admin@example.com', password: `bench admin ${randomBytes(9).toString('base64url')}` };
-    const signer = { email: 'bench-storm@example.com', password: `bench storm ${randomBytes(9).toString('base64url')}` };
-    const made = await Promise.all(([[admin, ['--admin', '--name', 'Bench Admin']], [signer, ['--name', 'Bench Storm']]] as const)
-      .map(([who, args]) => leadbook(['user:create', '--email', who.email, ...args], place.env, { input: `${who.password}\n` })));
+    const signer = {
+      email: 'bench-storm@example.com',
+      password: `bench storm ${randomBytes(9).toString('base64url')}`,
+    };
+    const made = await Promise.all(
+      (
+        [
+          [admin, ['--admin', '--name', 'Bench Admin']],
+          [signer, ['--name', 'Bench Storm']],
+        ] as const
+      ).map(([who, args]) =>
+        leadbook(['user:create', '--email', who.email, ...args], place.env, { input: `${who.password}\n` }),
+      ),
+    );
     for (const m of made) if (m.code !== 0) throw new Error(`leadbook user:create failed:\n${m.stderr}`);
 
     // 2. Servers.
-    cleanups.unshift(async () => { await app?.stop(); await floor?.stop(); });
+    cleanups.unshift(async () => {
+      await app?.stop();
+      await floor?.stop();
+    });
     const [started, startedFloor] = await Promise.allSettled([appServer(place.env), floorServer(place.env)]);
     if (started.status === 'fulfilled') app = started.value;
     if (startedFloor.status === 'fulfilled') floor = startedFloor.value;
-    if (!app || !floor) throw (started.status === 'rejected' ? started.reason : (startedFloor as PromiseRejectedResult).reason) as Error;
+    if (!app || !floor)
+      throw (started.status === 'rejected' ? started.reason : (startedFloor as PromiseRejectedResult).reason) as Error;
     const appPid = app.pid;
     const issued = await postJson(`${app.url}/api/v1/auth/token`, { ...admin, device_name: 'bench' });
-    if (issued.status !== 201) throw new Error(`POST /api/v1/auth/token answered ${issued.status}: ${JSON.stringify(issued.body)}`);
+    if (issued.status !== 201)
+      throw new Error(`POST /api/v1/auth/token answered ${issued.status}: ${JSON.stringify(issued.body)}`);
     const token = issued.body.token as string;
     report.rss.idle = rssMb(appPid);
     log(`${dialect}: app on ${app.url} (RSS ${fmt.mb(report.rss.idle)}), floor on ${floor.url}`);
@@ -237,7 +357,10 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     // 3. What the scenarios need to know about the data.
     const first = await getJson(`${app.url}/api/v1/contacts?sort=id&per_page=1`, token);
     const last = await getJson(`${app.url}/api/v1/contacts?per_page=1`, token);
-    if (first.status !== 200 || last.status !== 200) throw new Error(`listing contacts answered ${first.status}/${last.status}: ${JSON.stringify(first.body).slice(0, 300)}`);
+    if (first.status !== 200 || last.status !== 200)
+      throw new Error(
+        `listing contacts answered ${first.status}/${last.status}: ${JSON.stringify(first.body).slice(0, 300)}`,
+      );
     const total = Number(last.body.meta.total);
     const idMin = Number(first.body.data[0].id);
     const idMax = Number(last.body.data[0].id);
@@ -250,21 +373,36 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     const monthStart = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth(), 1));
     const monthEnd = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1));
     const params = {
-      sampleId, deepPage, cursorAfterId, idMin, idMax,
-      city: String(sample.body.data.city), monthStart: monthStart.toISOString(), monthEnd: monthEnd.toISOString(),
+      sampleId,
+      deepPage,
+      cursorAfterId,
+      idMin,
+      idMax,
+      city: String(sample.body.data.city),
+      monthStart: monthStart.toISOString(),
+      monthEnd: monthEnd.toISOString(),
     };
-    log(`${dialect}: ${fmt.int(total)} contacts, ids ${idMin}–${idMax}; deep page ${deepPage} (row ${fmt.int((deepPage - 1) * PER_PAGE)}), city ${params.city}`);
+    log(
+      `${dialect}: ${fmt.int(total)} contacts, ids ${idMin}–${idMax}; deep page ${deepPage} (row ${fmt.int((deepPage - 1) * PER_PAGE)}), city ${params.city}`,
+    );
 
     // 4. Same SQL, same answers.
     const drift = await sqlDrift(dialect, params);
     if (drift.length) {
       log(`${dialect}: WARNING: the floor's SQL (bench/floor-sql.ts) differs from the app's:\n  ${drift.join('\n  ')}`);
-      report.notes.push(`The floor's SQL differed from the app's (align bench/floor-sql.ts; \`node --import tsx bench/app-sql.ts\` prints the app's):\n\n\`\`\`\n${drift.join('\n')}\n\`\`\``);
+      report.notes.push(
+        `The floor's SQL differed from the app's (align bench/floor-sql.ts; \`node --import tsx bench/app-sql.ts\` prints the app's):\n\n\`\`\`\n${drift.join('\n')}\n\`\`\``,
+      );
     }
-    const mismatches = await verify(app, floor, token, params, scenarios, (note) => { report.notes.push(note); log(`${dialect}: WARNING: ${note}`); });
+    const mismatches = await verify(app, floor, token, params, scenarios, (note) => {
+      report.notes.push(note);
+      log(`${dialect}: WARNING: ${note}`);
+    });
     if (mismatches.length) {
       report.failed = true;
-      report.notes.push(`**The app and the floor answered differently; nothing was measured:**\n\n\`\`\`\n${mismatches.join('\n')}\n\`\`\``);
+      report.notes.push(
+        `**The app and the floor answered differently; nothing was measured:**\n\n\`\`\`\n${mismatches.join('\n')}\n\`\`\``,
+      );
       log(`${dialect}: FAILED: the app and the floor do not return the same records:\n  ${mismatches.join('\n  ')}`);
       return report;
     }
@@ -277,29 +415,55 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
       await load.run(jobFor(s, 'app', app, token, params, 10, warm));
       await load.run(jobFor(s, 'floor', floor, token, params, 10, warm));
     }
-    await load.run({ url: app.url, method: 'POST', path: '/api/v1/auth/login', body: JSON.stringify(signer), connections: 10, duration: warm });
+    await load.run({
+      url: app.url,
+      method: 'POST',
+      path: '/api/v1/auth/login',
+      body: JSON.stringify(signer),
+      connections: 10,
+      duration: warm,
+    });
     await sleep(300);
     report.rss.warm = rssMb(appPid);
     log(`${dialect}: warmed up (app RSS ${fmt.mb(report.rss.warm)}); ${duration} s per measurement`);
 
     const note = (r: LoadResult | undefined, what: string, server?: Server) => {
       if (!r || !(r.non2xx || r.errors || r.timeouts)) return;
-      const said = server?.output().trim().split('\n').slice(-3).map((l) => l.slice(0, 300)).join(' / ');
-      report.notes.push(`${what}: ${r.non2xx} non-2xx answers (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts${said ? `; the server's last words: ${said}` : ''}`);
+      const said = server
+        ?.output()
+        .trim()
+        .split('\n')
+        .slice(-3)
+        .map((l) => l.slice(0, 300))
+        .join(' / ');
+      report.notes.push(
+        `${what}: ${r.non2xx} non-2xx answers (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts${said ? `; the server's last words: ${said}` : ''}`,
+      );
     };
     // autocannon reports when its time is up, with requests still in flight: let them finish
     // before the next measurement, or a write of the app's would collide with the floor's.
-    const measure = async (job: LoadJob) => { const r = await load.run(job); await sleep(300); return r; };
+    const measure = async (job: LoadJob) => {
+      const r = await load.run(job);
+      await sleep(300);
+      return r;
+    };
     for (const scenario of scenarios.filter((s) => s !== 'storm')) {
       const m: Measured = {};
       m.app10 = await measure(jobFor(scenario, 'app', app, token, params, 10, duration));
       m.floor10 = await measure(jobFor(scenario, 'floor', floor, token, params, 10, duration));
       m.app1 = await measure(jobFor(scenario, 'app', app, token, params, 1, duration));
       m.floor1 = await measure(jobFor(scenario, 'floor', floor, token, params, 1, duration));
-      for (const [k, r] of Object.entries(m)) note(r, `${LABELS[scenario]} (${k.replace(/\d+$/, '')}, ${k.match(/\d+$/)![0]} connection(s))`, k.startsWith('app') ? app : floor);
+      for (const [k, r] of Object.entries(m))
+        note(
+          r,
+          `${LABELS[scenario]} (${k.replace(/\d+$/, '')}, ${k.match(/\d+$/)![0]} connection(s))`,
+          k.startsWith('app') ? app : floor,
+        );
       report.measured[scenario] = m;
       report.rssTrail.push(`${scenario} ${fmt.mb(rssMb(appPid))}`);
-      log(`${dialect}: ${LABELS[scenario].padEnd(30)} app ${fmt.rps(m.app10.rps).padStart(6)} req/s, floor ${fmt.rps(m.floor10.rps).padStart(6)} req/s (${fmt.ratio(m.app10.rps / m.floor10.rps)}); p50 ${fmt.ms(m.app1.p50)} ms, p99 ${fmt.ms(m.app1.p99)} ms; floor p50 ${fmt.ms(m.floor1.p50)} ms`);
+      log(
+        `${dialect}: ${LABELS[scenario].padEnd(30)} app ${fmt.rps(m.app10.rps).padStart(6)} req/s, floor ${fmt.rps(m.floor10.rps).padStart(6)} req/s (${fmt.ratio(m.app10.rps / m.floor10.rps)}); p50 ${fmt.ms(m.app1.p50)} ms, p99 ${fmt.ms(m.app1.p99)} ms; floor p50 ${fmt.ms(m.floor1.p50)} ms`,
+      );
     }
 
     // 6. Reads while 10 clients keep signing in.
@@ -308,15 +472,29 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
       const idle = await measure(jobFor('get', 'app', app, token, params, 1, duration));
       const stormLoad = new LoadClient();
       try {
-        const storm = stormLoad.run({ url: app.url, method: 'POST', path: '/api/v1/auth/login', body: JSON.stringify(signer), connections: 10, duration: duration + 2 });
+        const storm = stormLoad.run({
+          url: app.url,
+          method: 'POST',
+          path: '/api/v1/auth/login',
+          body: JSON.stringify(signer),
+          connections: 10,
+          duration: duration + 2,
+        });
         await sleep(1000);
         const during = await load.run(jobFor('get', 'app', app, token, params, 1, duration));
         const signIns = await storm;
         note(signIns, 'sign-in storm (logins)');
         note(during, 'get by id during the sign-in storm');
         report.measured.storm = { app1: during };
-        report.storm = { loginsPerSecond: signIns.rps, idleP99: idle.p99, stormP99: during.p99, non2xx: signIns.non2xx };
-        log(`${dialect}: sign-in storm ${fmt.rps(signIns.rps)} logins/s: get by id p50 ${fmt.ms(during.p50)} ms, p99 ${fmt.ms(during.p99)} ms (idle p99 ${fmt.ms(idle.p99)} ms)`);
+        report.storm = {
+          loginsPerSecond: signIns.rps,
+          idleP99: idle.p99,
+          stormP99: during.p99,
+          non2xx: signIns.non2xx,
+        };
+        log(
+          `${dialect}: sign-in storm ${fmt.rps(signIns.rps)} logins/s: get by id p50 ${fmt.ms(during.p50)} ms, p99 ${fmt.ms(during.p99)} ms (idle p99 ${fmt.ms(idle.p99)} ms)`,
+        );
       } finally {
         stormLoad.close();
       }
@@ -364,14 +542,20 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
         report.csv.exportSeconds = exported.seconds;
         report.csv.exportPeakMb = exported.peakRssMb;
         report.csv.exportRows = await countContacts(dialect, place);
-        log(`${dialect}: exported ${fmt.int(report.csv.exportRows)} contacts in ${fmt.s(exported.seconds)}, peak RSS ${fmt.mb(exported.peakRssMb)}`);
+        log(
+          `${dialect}: exported ${fmt.int(report.csv.exportRows)} contacts in ${fmt.s(exported.seconds)}, peak RSS ${fmt.mb(exported.peakRssMb)}`,
+        );
       }
       // The import's target is set for SQLite; on PostgreSQL it would take most of the run's minutes.
       if (report.csv.exportRows !== undefined && dialect === 'sqlite') {
         const target = await freshPlace(dialect, `${runName}_import`, appKey);
         cleanups.push(target.drop);
         // The import's rows are created by an admin, as an upload through the API would be.
-        const owner = await leadbook(['user:create', '--admin', '--email', admin.email, '--name', 'Bench Admin'], target.env, { input: `${admin.password}\n` });
+        const owner = await leadbook(
+          ['user:create', '--admin', '--email', admin.email, '--name', 'Bench Admin'],
+          target.env,
+          { input: `${admin.password}\n` },
+        );
         if (owner.code !== 0) throw new Error(`leadbook user:create failed in the import database:\n${owner.stderr}`);
         const imported = await leadbook(['import', 'contacts', file], target.env, { showProgress: true });
         if (imported.code !== 0) {
@@ -381,7 +565,10 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
           report.csv.importSeconds = imported.seconds;
           report.csv.importedRows = await countContacts(dialect, target);
           log(`${dialect}: imported ${fmt.int(report.csv.importedRows)} contacts in ${fmt.s(imported.seconds)}`);
-          if (report.csv.importedRows !== report.csv.exportRows) report.notes.push(`The import wrote ${report.csv.importedRows} contacts of the ${report.csv.exportRows} exported: ${imported.stdout.trim().split('\n').slice(-3).join(' ')}`);
+          if (report.csv.importedRows !== report.csv.exportRows)
+            report.notes.push(
+              `The import wrote ${report.csv.importedRows} contacts of the ${report.csv.exportRows} exported: ${imported.stdout.trim().split('\n').slice(-3).join(' ')}`,
+            );
         }
         await target.drop();
       }
@@ -405,12 +592,16 @@ let failed = false;
 const onSignal = () => {
   stopAll();
   // The servers need a moment to let go of their connections before their database can be dropped.
-  void sleep(1000).then(() => Promise.allSettled([...undropped].map((drop) => drop()))).finally(() => process.exit(130));
+  void sleep(1000)
+    .then(() => Promise.allSettled([...undropped].map((drop) => drop())))
+    .finally(() => process.exit(130));
 };
 process.once('SIGINT', onSignal);
 process.once('SIGTERM', onSignal);
 fs.mkdirSync(DATA_ROOT, { recursive: true });
-log(`bench: ${dialects.join(' and ')}, ${fmt.int(rows)} contacts, ${duration} s per measurement${only ? `, only ${[...only].join(',')}` : ''}`);
+log(
+  `bench: ${dialects.join(' and ')}, ${fmt.int(rows)} contacts, ${duration} s per measurement${only ? `, only ${[...only].join(',')}` : ''}`,
+);
 for (const dialect of dialects) {
   const report = await benchDatabase(dialect);
   writeSection(dialect, section(report, { rows, inquiries, seed: SEED, duration, command, only }));

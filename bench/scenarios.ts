@@ -6,12 +6,32 @@ import { encodeCursor, parseListQuery } from '../src/derive/list-query.ts';
 import { contact } from '../src/resources/contact.ts';
 
 export const SCENARIOS = [
-  'get', 'page1', 'deep-offset', 'deep-cursor', 'search1', 'search2', 'filter-eq', 'filter-range', 'sort-name', 'create', 'patch', 'storm',
+  'get',
+  'page1',
+  'deep-offset',
+  'deep-cursor',
+  'search1',
+  'search2',
+  'filter-eq',
+  'filter-range',
+  'sort-name',
+  'create',
+  'patch',
+  'storm',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** Scenarios that list records; floor and app must return the same ids for them. */
-export const READ_SCENARIOS = ['page1', 'deep-offset', 'deep-cursor', 'search1', 'search2', 'filter-eq', 'filter-range', 'sort-name'] as const satisfies readonly ScenarioName[];
+export const READ_SCENARIOS = [
+  'page1',
+  'deep-offset',
+  'deep-cursor',
+  'search1',
+  'search2',
+  'filter-eq',
+  'filter-range',
+  'sort-name',
+] as const satisfies readonly ScenarioName[];
 export type ReadScenario = (typeof READ_SCENARIOS)[number];
 
 export const LABELS: Record<ScenarioName, string> = {
@@ -55,14 +75,22 @@ export function cursorAfter(id: number | bigint): string {
 /** The list query the app is sent, as its query-string parser gives it to the operation. */
 export function appQuery(scenario: ReadScenario, p: ScenarioParams): Record<string, unknown> {
   switch (scenario) {
-    case 'page1': return {};
-    case 'deep-offset': return { page: String(p.deepPage) };
-    case 'deep-cursor': return { cursor: cursorAfter(p.cursorAfterId) };
-    case 'search1': return { search: SEARCH_ONE };
-    case 'search2': return { search: SEARCH_TWO };
-    case 'filter-eq': return { filter: { city: p.city } };
-    case 'filter-range': return { filter: { created_at: { gte: p.monthStart, lt: p.monthEnd } } };
-    case 'sort-name': return { sort: 'name' };
+    case 'page1':
+      return {};
+    case 'deep-offset':
+      return { page: String(p.deepPage) };
+    case 'deep-cursor':
+      return { cursor: cursorAfter(p.cursorAfterId) };
+    case 'search1':
+      return { search: SEARCH_ONE };
+    case 'search2':
+      return { search: SEARCH_TWO };
+    case 'filter-eq':
+      return { filter: { city: p.city } };
+    case 'filter-range':
+      return { filter: { created_at: { gte: p.monthStart, lt: p.monthEnd } } };
+    case 'sort-name':
+      return { sort: 'name' };
   }
 }
 

@@ -21,7 +21,13 @@ import { parseArgs } from 'node:util';
 import { ROOT, procStatusKb, startServer } from './processes.ts';
 import { fmt, table, writeSection } from './results.ts';
 
-const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' }, idle: { type: 'string', default: '30' }, 'start-runs': { type: 'string', default: '10' } } });
+const { values: argv } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '5' },
+    idle: { type: 'string', default: '30' },
+    'start-runs': { type: 'string', default: '10' },
+  },
+});
 const runs = Number(argv.runs);
 const startRuns = Number(argv['start-runs']);
 if (!Number.isInteger(startRuns) || startRuns < 0) throw new Error('--start-runs must be a whole number');
@@ -44,7 +50,11 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-interface Sample { readyMs: number; cpuMs: number; rssMb?: number }
+interface Sample {
+  readyMs: number;
+  cpuMs: number;
+  rssMb?: number;
+}
 
 /** The CPU time (user + system, every thread) a process has spent, in ms. */
 function cpuMs(pid: number): number {
@@ -56,8 +66,17 @@ function cpuMs(pid: number): number {
 async function measure(variant: Variant, n: number, idle = true): Promise<Sample> {
   const dataDir = path.join(DATA_ROOT, `${variant}-${n}`);
   fs.mkdirSync(dataDir, { recursive: true });
-  const env = { DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', APP_KEY: Buffer.alloc(32, 7).toString('base64') };
-  execFileSync(process.execPath, [path.join(ROOT, 'dist/cli/main.js'), 'migrate'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
+  const env = {
+    DATA_DIR: dataDir,
+    DATABASE_URL: '',
+    LOG_LEVEL: 'warn',
+    APP_KEY: Buffer.alloc(32, 7).toString('base64'),
+  };
+  execFileSync(process.execPath, [path.join(ROOT, 'dist/cli/main.js'), 'migrate'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: 'ignore',
+  });
   const spawned = performance.now();
   const server = await startServer([VARIANTS[variant].entry, 'serve'], env, 120_000, 10);
   const readyMs = performance.now() - spawned;
@@ -86,7 +105,9 @@ try {
     for (const variant of (i % 2 ? ['tsx', 'compiled'] : ['compiled', 'tsx']) as Variant[]) {
       const sample = await measure(variant, i);
       samples[variant].push(sample);
-      log(`round ${i} ${variant}: ready in ${fmt.ms(sample.readyMs)} ms (CPU ${fmt.ms(sample.cpuMs)} ms), RSS ${sample.rssMb!.toFixed(1)} MB after ${idleSeconds} s`);
+      log(
+        `round ${i} ${variant}: ready in ${fmt.ms(sample.readyMs)} ms (CPU ${fmt.ms(sample.cpuMs)} ms), RSS ${sample.rssMb!.toFixed(1)} MB after ${idleSeconds} s`,
+      );
     }
   }
   for (let i = 1; i <= startRuns; i++) {
@@ -101,7 +122,8 @@ try {
 }
 
 const med = (v: Variant, k: keyof Sample) => median(samples[v].flatMap((s) => (s[k] === undefined ? [] : [s[k]])));
-const change = (before: number, after: number) => `${after / before < 1 ? '−' : '+'}${Math.abs((after / before - 1) * 100).toFixed(0)}%`;
+const change = (before: number, after: number) =>
+  `${after / before < 1 ? '−' : '+'}${Math.abs((after / before - 1) * 100).toFixed(0)}%`;
 const rows = (['tsx', 'compiled'] as const).map((v) => [
   VARIANTS[v].label,
   `${fmt.ms(med(v, 'readyMs'))} ms`,
@@ -122,18 +144,33 @@ const markdown = [
   `- Machine: ${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}; load average at the start ${loadAverage.map((n) => n.toFixed(2)).join(', ')} (the machine is shared)`,
   `- Node ${process.version}, SQLite (a migrated database of its own per run), LOG_LEVEL=warn`,
   `- Command: \`npm run bench:startup${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\`: one warm-up each, then ${runs} rounds measuring start and idle memory and ${startRuns} measuring the start only, alternating which goes first`,
-  '- Start: from spawning `node BIN serve` (what `npm start` runs, without npm\'s own start-up) to the first 200 from `/healthz`, polled every 10 ms; CPU: user + system time of that process until then',
+  "- Start: from spawning `node BIN serve` (what `npm start` runs, without npm's own start-up) to the first 200 from `/healthz`, polled every 10 ms; CPU: user + system time of that process until then",
   `- Idle RSS: VmRSS of that process ${idleSeconds} s after it was spawned, no request after /healthz`,
   '',
   table(['entry', 'start, median', 'CPU to start, median', 'idle RSS, median', 'idle RSS, each run (MB)'], rows),
   '',
   table(['entry', 'start, each run (ms)', 'CPU to start, each run (ms)'], each),
   '',
-  table(['after / before', 'ratio', 'change'], [
-    ['start to /healthz', fmt.ratio(med('compiled', 'readyMs') / med('tsx', 'readyMs')), change(med('tsx', 'readyMs'), med('compiled', 'readyMs'))],
-    ['CPU time to /healthz', fmt.ratio(med('compiled', 'cpuMs') / med('tsx', 'cpuMs')), change(med('tsx', 'cpuMs'), med('compiled', 'cpuMs'))],
-    ['idle RSS', fmt.ratio(med('compiled', 'rssMb') / med('tsx', 'rssMb')), change(med('tsx', 'rssMb'), med('compiled', 'rssMb'))],
-  ]),
+  table(
+    ['after / before', 'ratio', 'change'],
+    [
+      [
+        'start to /healthz',
+        fmt.ratio(med('compiled', 'readyMs') / med('tsx', 'readyMs')),
+        change(med('tsx', 'readyMs'), med('compiled', 'readyMs')),
+      ],
+      [
+        'CPU time to /healthz',
+        fmt.ratio(med('compiled', 'cpuMs') / med('tsx', 'cpuMs')),
+        change(med('tsx', 'cpuMs'), med('compiled', 'cpuMs')),
+      ],
+      [
+        'idle RSS',
+        fmt.ratio(med('compiled', 'rssMb') / med('tsx', 'rssMb')),
+        change(med('tsx', 'rssMb'), med('compiled', 'rssMb')),
+      ],
+    ],
+  ),
 ].join('\n');
 writeSection('startup', markdown);
 console.log(`\n${markdown}\n\nWritten to bench/RESULTS.md.`);

@@ -7,7 +7,9 @@ import { ensureBuild } from '../scripts/ensure-build.js';
 
 // better-sqlite3 13 crashes the process on Node 20 (a segfault, no message): say so instead.
 if (Number(process.versions.node.split('.')[0]) < 22) {
-  console.error(`leadbook: needs Node.js 22 or 24, and this is ${process.version}. Run it through npm (npm start, npx leadbook), which uses the Node pinned in package.json (node_modules/.bin/node), or run that one: npx node bin/leadbook.js`);
+  console.error(
+    `leadbook: needs Node.js 22 or 24, and this is ${process.version}. Run it through npm (npm start, npx leadbook), which uses the Node pinned in package.json (node_modules/.bin/node), or run that one: npx node bin/leadbook.js`,
+  );
   process.exit(1);
 }
 

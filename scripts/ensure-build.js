@@ -84,7 +84,9 @@ function withLock(fn) {
       // A build killed half-way leaves its lock behind: older than 5 minutes is abandoned.
       try {
         if (Date.now() - fs.statSync(LOCK).mtimeMs > 300_000) fs.rmSync(LOCK, { recursive: true, force: true });
-      } catch { /* gone meanwhile */ }
+      } catch {
+        /* gone meanwhile */
+      }
       if (Date.now() > deadline) throw new Error(`waited 5 minutes for another build of dist/ (${LOCK})`);
       sleep(100);
     }
@@ -111,14 +113,18 @@ export function ensureBuild({ force = false } = {}) {
     try {
       tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     } catch {
-      throw new Error('dist/ is missing or older than src/, and TypeScript is not installed to build it: run `npm install` (with dev dependencies)');
+      throw new Error(
+        'dist/ is missing or older than src/, and TypeScript is not installed to build it: run `npm install` (with dev dependencies)',
+      );
     }
     // tsc's incremental record says what it emitted, not what is still there: with
     // part of dist/ gone (or when asked to), build from scratch.
-    if (force || !fs.existsSync(path.join(DIST, 'cli', 'main.js'))) fs.rmSync(path.join(DIST, '.tsbuildinfo'), { force: true });
+    if (force || !fs.existsSync(path.join(DIST, 'cli', 'main.js')))
+      fs.rmSync(path.join(DIST, '.tsbuildinfo'), { force: true });
     process.stderr.write('leadbook: compiling src/ to dist/ (tsc -p tsconfig.build.json)…\n');
     const result = spawnSync(process.execPath, [tsc, '-p', CONFIG], { cwd: ROOT, stdio: ['ignore', 2, 2] });
-    if (result.status !== 0) throw new Error(`the build failed (tsc exited with ${result.status ?? result.signal}); see the errors above`);
+    if (result.status !== 0)
+      throw new Error(`the build failed (tsc exited with ${result.status ?? result.signal}); see the errors above`);
     removeOrphans();
     fs.writeFileSync(STAMP, '');
     fs.utimesSync(STAMP, new Date(started), new Date(started));

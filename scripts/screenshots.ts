@@ -16,11 +16,59 @@ const admin = { name: 'Maria Keller', email: 'maria@example.com', password: 'a l
 const agent = { name: 'Tomás Silva', email: 'tomas@example.com', password: 'a long agent passphrase' };
 
 const CONTACTS = [
-  { name: 'Aiko Tanaka', email: 'aiko@kumo.example', phone: '+81 3 5555 0101', occupation: 'Operations lead', country: 'Japan', city: 'Osaka', service_id: 3, source_id: 1, budget: '¥2,000,000', detail: 'Wants a quote for 40 seats; prefers a call in the morning (JST).' },
-  { name: 'Lars Eriksen', email: 'lars@fjord.example', phone: '+47 22 55 01 02', occupation: 'CTO', country: 'Norway', city: 'Bergen', service_id: 1, source_id: 2, budget: '€15,000' },
-  { name: 'Fatima Zahra', email: 'fatima@atlas.example', phone: '+212 522 555 010', occupation: 'Buyer', country: 'Morocco', city: 'Casablanca', service_id: 2, source_id: 3 },
-  { name: 'Jonas Becker', email: 'jonas@werk.example', occupation: 'Facility manager', country: 'Germany', city: 'Leipzig', service_id: 3, detail: 'Met at the trade fair; interested in the maintenance plan.' },
-  { name: 'Priya Raman', email: 'priya@lotus.example', phone: '+91 80 5555 0105', occupation: 'Founder', country: 'India', city: 'Bengaluru', service_id: 1, source_id: 1, budget: '₹8,00,000' },
+  {
+    name: 'Aiko Tanaka',
+    email: 'aiko@kumo.example',
+    phone: '+81 3 5555 0101',
+    occupation: 'Operations lead',
+    country: 'Japan',
+    city: 'Osaka',
+    service_id: 3,
+    source_id: 1,
+    budget: '¥2,000,000',
+    detail: 'Wants a quote for 40 seats; prefers a call in the morning (JST).',
+  },
+  {
+    name: 'Lars Eriksen',
+    email: 'lars@fjord.example',
+    phone: '+47 22 55 01 02',
+    occupation: 'CTO',
+    country: 'Norway',
+    city: 'Bergen',
+    service_id: 1,
+    source_id: 2,
+    budget: '€15,000',
+  },
+  {
+    name: 'Fatima Zahra',
+    email: 'fatima@atlas.example',
+    phone: '+212 522 555 010',
+    occupation: 'Buyer',
+    country: 'Morocco',
+    city: 'Casablanca',
+    service_id: 2,
+    source_id: 3,
+  },
+  {
+    name: 'Jonas Becker',
+    email: 'jonas@werk.example',
+    occupation: 'Facility manager',
+    country: 'Germany',
+    city: 'Leipzig',
+    service_id: 3,
+    detail: 'Met at the trade fair; interested in the maintenance plan.',
+  },
+  {
+    name: 'Priya Raman',
+    email: 'priya@lotus.example',
+    phone: '+91 80 5555 0105',
+    occupation: 'Founder',
+    country: 'India',
+    city: 'Bengaluru',
+    service_id: 1,
+    source_id: 1,
+    budget: '₹8,00,000',
+  },
   { name: 'Diego Fernández', email: 'diego@sol.example', country: 'Spain', city: 'Valencia', service_id: 2 },
 ];
 
@@ -54,7 +102,8 @@ async function main() {
       await p.screenshot({ path: path.join(OUT, `${shot.name}-phone.png`), fullPage: true });
       // At 390 px nothing may push the page sideways (wide tables scroll inside their own box).
       const width = await p.evaluate(() => document.documentElement.scrollWidth);
-      if (width > PHONE.width) problems.push(`${shot.name}: the page is ${width} px wide at phone width (${PHONE.width} px)`);
+      if (width > PHONE.width)
+        problems.push(`${shot.name}: the page is ${width} px wide at phone width (${PHONE.width} px)`);
       const trouble = watch(p);
       problems.push(...trouble.dialogs.splice(0), ...trouble.errors.splice(0));
       shots.push(shot);
@@ -82,19 +131,34 @@ async function main() {
 
     // Seed through the API with a token.
     const issued = await fetch(`${app.url}/api/v1/auth/token`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: admin.email, password: admin.password, device_name: 'screenshots' }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: admin.email, password: admin.password, device_name: 'screenshots' }),
     });
     const token = ((await issued.json()) as { token: string }).token;
     const api = async (method: string, to: string, body?: unknown) => {
-      const r = await fetch(app.url + to, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const r = await fetch(app.url + to, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       if (r.status >= 300) throw new Error(`${method} ${to}: ${r.status} ${await r.text()}`);
       return (await r.json()) as { data: Record<string, unknown> };
     };
-    const agentId = (await api('POST', '/api/v1/users', { ...agent, role: 'agent', city: 'Lisbon', country: 'Portugal' })).data.id as number;
+    const agentId = (
+      await api('POST', '/api/v1/users', { ...agent, role: 'agent', city: 'Lisbon', country: 'Portugal' })
+    ).data.id as number;
     const contactIds: number[] = [];
     for (const c of CONTACTS) contactIds.push((await api('POST', '/api/v1/contacts', c)).data.id as number);
     const states = [
-      { inquiry_status: true, status: true, inquiry_type: false, assigned_to: agentId, ticket_id: '9007199254740993', ticket_date: '2026-11-20' },
+      {
+        inquiry_status: true,
+        status: true,
+        inquiry_type: false,
+        assigned_to: agentId,
+        ticket_id: '9007199254740993',
+        ticket_date: '2026-11-20',
+      },
       { inquiry_status: false, status: null, inquiry_type: true, assigned_to: agentId },
       { inquiry_status: null, status: false, inquiry_type: null },
       { inquiry_status: true, status: null, inquiry_type: true, assigned_to: null, inquiry_country: 'Norway' },
@@ -141,14 +205,21 @@ async function main() {
       name: 'contacts-import-report',
       go: async (p) => {
         await p.goto('/contacts/import');
-        const csv = 'name,email,city,service_id\r\nNoah Weber,noah@example.com,Zurich,2\r\nEmma Rossi,emma@example.com,Milan,two\r\nLiam Byrne,liam@example.com,Cork,1\r\n';
-        await p.getByLabel('CSV file').setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+        const csv =
+          'name,email,city,service_id\r\nNoah Weber,noah@example.com,Zurich,2\r\nEmma Rossi,emma@example.com,Milan,two\r\nLiam Byrne,liam@example.com,Cork,1\r\n';
+        await p
+          .getByLabel('CSV file')
+          .setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
         await p.locator('main').getByRole('button', { name: 'Import' }).click();
         await p.getByRole('heading', { name: 'Import of contacts' }).waitFor();
       },
     });
     await shoot({ name: 'inquiries-index', go: goto('/inquiries'), reload: true });
-    await shoot({ name: 'inquiries-index-filtered', go: goto(`/inquiries?filter[assigned_to]=${agentId}&filter[inquiry_status]=true`), reload: true });
+    await shoot({
+      name: 'inquiries-index-filtered',
+      go: goto(`/inquiries?filter[assigned_to]=${agentId}&filter[inquiry_status]=true`),
+      reload: true,
+    });
     await shoot({ name: 'inquiries-detail', go: goto(`/inquiries/${inquiryIds[0]}`), reload: true });
     await shoot({ name: 'inquiries-new-from-contact', go: goto(`/inquiries/new?from=${contactIds[4]}`), reload: true });
     await shoot({ name: 'users-index', go: goto('/users'), reload: true });
@@ -157,7 +228,12 @@ async function main() {
     await shoot({ name: 'verify-email', go: goto('/verify-email'), reload: true });
 
     // Profile, then two-factor set up on it.
-    await api('PATCH', '/api/v1/me', { bio: 'Runs the sales desk.', city: 'Zurich', country: 'Switzerland', phone: '+41 44 555 01 00' });
+    await api('PATCH', '/api/v1/me', {
+      bio: 'Runs the sales desk.',
+      city: 'Zurich',
+      country: 'Switzerland',
+      phone: '+41 44 555 01 00',
+    });
     await shoot({ name: 'profile', go: goto('/profile'), reload: true });
     await shoot({
       name: 'profile-errors',
@@ -191,35 +267,54 @@ async function main() {
     // Signed out: sign-in, its error, the two-factor challenge, forgotten password.
     const { context: stranger, page: out } = await newUser(browser, app.url, { viewport: DESKTOP });
     await shoot({ name: 'login', go: goto('/login'), reload: true }, out);
-    await shoot({
-      name: 'login-error',
-      go: async (p) => {
-        await p.goto('/login');
-        await p.getByLabel('Email').fill(admin.email);
-        await p.getByLabel('Password').fill('not it');
-        await submit(p, 'Sign in');
+    await shoot(
+      {
+        name: 'login-error',
+        go: async (p) => {
+          await p.goto('/login');
+          await p.getByLabel('Email').fill(admin.email);
+          await p.getByLabel('Password').fill('not it');
+          await submit(p, 'Sign in');
+        },
       },
-    }, out);
+      out,
+    );
     await shoot({ name: 'two-factor-challenge', go: async (p) => signIn(p, admin.email, admin.password) }, out);
-    await shoot({
-      name: 'two-factor-challenge-error',
-      go: async (p) => {
-        await p.getByLabel('Authentication code').fill('000000');
-        await submit(p, 'Continue');
+    await shoot(
+      {
+        name: 'two-factor-challenge-error',
+        go: async (p) => {
+          await p.getByLabel('Authentication code').fill('000000');
+          await submit(p, 'Continue');
+        },
       },
-    }, out);
+      out,
+    );
     await stranger.clearCookies();
     await shoot({ name: 'forgot-password', go: goto('/forgot-password'), reload: true }, out);
-    await shoot({ name: 'reset-password', go: goto('/reset-password?token=expired-example&email=maria%40example.com'), reload: true }, out);
-    await shoot({ name: 'invitation', go: goto('/invitation?token=example&email=tomas%40example.com'), reload: true }, out);
-    await shoot({
-      name: 'reset-password-error',
-      go: async (p) => {
-        await p.goto('/reset-password?token=expired-example&email=maria%40example.com');
-        await p.getByLabel('New password').fill('a long enough password');
-        await submit(p, 'Set the new password');
+    await shoot(
+      {
+        name: 'reset-password',
+        go: goto('/reset-password?token=expired-example&email=maria%40example.com'),
+        reload: true,
       },
-    }, out);
+      out,
+    );
+    await shoot(
+      { name: 'invitation', go: goto('/invitation?token=example&email=tomas%40example.com'), reload: true },
+      out,
+    );
+    await shoot(
+      {
+        name: 'reset-password-error',
+        go: async (p) => {
+          await p.goto('/reset-password?token=expired-example&email=maria%40example.com');
+          await p.getByLabel('New password').fill('a long enough password');
+          await submit(p, 'Set the new password');
+        },
+      },
+      out,
+    );
 
     // The agent's view.
     const { page: agentPage } = await newUser(browser, app.url, { viewport: DESKTOP });
@@ -227,7 +322,9 @@ async function main() {
     if (here(agentPage) !== '/') throw new Error(`the agent did not land on the dashboard: ${agentPage.url()}`);
     await shoot({ name: 'dashboard-agent', go: goto('/'), reload: true }, agentPage);
 
-    console.log(`${shots.length * 2} screenshots of ${shots.length} pages in ${path.relative(process.cwd(), OUT) || OUT}/`);
+    console.log(
+      `${shots.length * 2} screenshots of ${shots.length} pages in ${path.relative(process.cwd(), OUT) || OUT}/`,
+    );
     if (problems.length) {
       console.error(`Problems seen on the pages:\n${problems.map((p) => `  ${p}`).join('\n')}`);
       process.exitCode = 1;

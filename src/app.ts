@@ -43,8 +43,17 @@ export const VERSION = '0.1.0';
 
 // Header and body fields that may hold a secret: pino writes "[redacted]" instead.
 const REDACT = [
-  'req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]',
-  '*.password', '*.current_password', '*.token', '*.remember_token', '*.two_factor_secret', '*.two_factor_recovery_codes', '*.recovery_code', '*.code',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.current_password',
+  '*.token',
+  '*.remember_token',
+  '*.two_factor_secret',
+  '*.two_factor_recovery_codes',
+  '*.recovery_code',
+  '*.code',
 ];
 
 // Links carry one-time secrets in their query (reset tokens, signatures, CSRF
@@ -59,7 +68,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       level: config.logLevel,
       ...(options.logStream ? { stream: options.logStream } : {}),
       redact: { paths: REDACT, censor: '[redacted]' },
-      serializers: { req: (request: FastifyRequest) => ({ method: request.method, url: withoutSecrets(request.url), remoteAddress: request.ip }) },
+      serializers: {
+        req: (request: FastifyRequest) => ({
+          method: request.method,
+          url: withoutSecrets(request.url),
+          remoteAddress: request.ip,
+        }),
+      },
     },
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: config.trustProxy,
@@ -67,7 +82,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ignoreTrailingSlash: true,
       // filter[name][contains]=x arrives as nested objects; qs never builds
       // prototype keys and its limits bound the work a query can cause.
-      querystringParser: (s: string) => qs.parse(s, { depth: 2, parameterLimit: 100, arrayLimit: 0, allowPrototypes: false, strictDepth: false }),
+      querystringParser: (s: string) =>
+        qs.parse(s, { depth: 2, parameterLimit: 100, arrayLimit: 0, allowPrototypes: false, strictDepth: false }),
     },
     // Fastify's factory type is overloaded per server kind; ours serves any.
     schemaController: { compilersFactory: { buildSerializer: buildSerializerFactory as never } },
@@ -75,7 +91,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: sendFrameworkError,
   });
 
-  const accounts: Accounts = { database, config, key: loadAppKey(config.appKey, config.dataDir), mailer: createMailer(config, app.log), log: app.log };
+  const accounts: Accounts = {
+    database,
+    config,
+    key: loadAppKey(config.appKey, config.dataDir),
+    mailer: createMailer(config, app.log),
+    log: app.log,
+  };
   serveAccounts(accounts);
 
   registerJsonParser(app);
@@ -103,13 +125,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameguard: { action: 'deny' },
     referrerPolicy: { policy: 'same-origin' },
   });
-  app.addHook('onRequest', (request, reply, done) => securityHeaders(request.raw, reply.raw, (error) => done(error as Error | undefined)));
+  app.addHook('onRequest', (request, reply, done) =>
+    securityHeaders(request.raw, reply.raw, (error) => done(error as Error | undefined)),
+  );
   await app.register(rateLimit, { global: false, store: databaseStore(database) });
   await registerOpenApi(app, VERSION);
 
   app.addSchema(problemSchema);
   for (const resource of recordResources) {
-    for (const schema of [recordSchema(resource), inputSchema(resource), oneSchema(resource), listSchema(resource)]) app.addSchema(schema);
+    for (const schema of [recordSchema(resource), inputSchema(resource), oneSchema(resource), listSchema(resource)])
+      app.addSchema(schema);
   }
 
   await app.register(healthRoutes(database));

@@ -44,7 +44,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error('DATABASE_URL must start with postgres:// (leave it unset for the SQLite file)');
   }
   const registration = (env.REGISTRATION || 'closed').toLowerCase();
-  if (registration !== 'open' && registration !== 'closed') throw new Error(`REGISTRATION must be open or closed, not ${env.REGISTRATION}`);
+  if (registration !== 'open' && registration !== 'closed')
+    throw new Error(`REGISTRATION must be open or closed, not ${env.REGISTRATION}`);
   const host = env.HOST || '127.0.0.1';
   return {
     host,

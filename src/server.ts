@@ -28,7 +28,10 @@ export async function serve(config: Config): Promise<void> {
     let forced = false;
     const grace = setTimeout(() => {
       forced = true;
-      app.log.warn({ graceMs: SHUTDOWN_GRACE_MS }, 'requests still in flight after the grace period: closing their connections');
+      app.log.warn(
+        { graceMs: SHUTDOWN_GRACE_MS },
+        'requests still in flight after the grace period: closing their connections',
+      );
       app.server.closeAllConnections();
     }, SHUTDOWN_GRACE_MS);
     let failed = false;

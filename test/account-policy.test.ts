@@ -25,15 +25,19 @@ async function submit(client: Client, page: string, action: string, values: Reco
   return client.request('POST', action, form({ ...values, _csrf: csrfOf(shown.text) }));
 }
 
-const unescape = (html: string) => html.replaceAll('&#39;', "'").replaceAll('&quot;', '"').replaceAll('&amp;', '&');
+const unescapeHtml = (html: string) => html.replaceAll('&#39;', "'").replaceAll('&quot;', '"').replaceAll('&amp;', '&');
 
 let serial = 0;
 
 for (const dialect of DIALECTS) {
   describe(`one account policy behind both doors (${dialect})`, () => {
     let app: TestApp;
-    before(async () => { app = await startApp(dialect); });
-    after(async () => { await app?.close(); });
+    before(async () => {
+      app = await startApp(dialect);
+    });
+    after(async () => {
+      await app?.close();
+    });
 
     async function makeUser(label: string): Promise<{ email: string; password: string }> {
       const who = { email: `${label}-${++serial}@example.com`, password: `the ${label} pass phrase` };
@@ -57,16 +61,28 @@ for (const dialect of DIALECTS) {
     test('failed sign-ins through the API throttle the sign-in page for that email, and the other way round', async () => {
       const first = await makeUser('throttled-api');
       const api = app.client();
-      for (let i = 0; i < 5; i++) assert.equal((await apiLogin(api, { ...first, password: 'not the password' })).status, 401, `API failure ${i + 1}`);
+      for (let i = 0; i < 5; i++)
+        assert.equal(
+          (await apiLogin(api, { ...first, password: 'not the password' })).status,
+          401,
+          `API failure ${i + 1}`,
+        );
       const page = await pageLogin(app.client(), first);
       assert.equal(page.status, 429, 'the page counts the API failures: even the right password is refused');
       assert.match(page.text, /Too many attempts/);
 
       const second = await makeUser('throttled-page');
       for (let i = 0; i < 5; i++) {
-        assert.equal((await pageLogin(app.client(), { ...second, password: 'not the password' })).status, 401, `page failure ${i + 1}`);
+        assert.equal(
+          (await pageLogin(app.client(), { ...second, password: 'not the password' })).status,
+          401,
+          `page failure ${i + 1}`,
+        );
       }
-      const token = await app.request('POST', '/api/v1/auth/token', { json: { ...second, device_name: 'cli' }, token: null });
+      const token = await app.request('POST', '/api/v1/auth/token', {
+        json: { ...second, device_name: 'cli' },
+        token: null,
+      });
       assert.equal(token.status, 429, 'the token endpoint counts the page failures too');
       assert.ok(Number(token.headers.get('retry-after')) >= 1);
 
@@ -78,11 +94,19 @@ for (const dialect of DIALECTS) {
     test('reset mails asked for through the API count against the page, and the other way round', async () => {
       const who = await makeUser('reset-mails');
       for (let i = 0; i < 5; i++) {
-        assert.equal((await app.request('POST', '/api/v1/auth/forgot-password', { json: { email: who.email }, token: null })).status, 202, `ask ${i + 1}`);
+        assert.equal(
+          (await app.request('POST', '/api/v1/auth/forgot-password', { json: { email: who.email }, token: null }))
+            .status,
+          202,
+          `ask ${i + 1}`,
+        );
       }
       const page = await submit(app.client(), '/forgot-password', '/forgot-password', { email: who.email });
       assert.equal(page.status, 429, 'the sixth ask, through the page, is refused');
-      const again = await app.request('POST', '/api/v1/auth/forgot-password', { json: { email: who.email }, token: null });
+      const again = await app.request('POST', '/api/v1/auth/forgot-password', {
+        json: { email: who.email },
+        token: null,
+      });
       assert.equal(again.status, 429);
     });
 
@@ -93,28 +117,44 @@ for (const dialect of DIALECTS) {
         assert.equal((await apiLogin(elsewhere, who, true)).status, 200);
         const remembered = elsewhere.cookies.get('leadbook_remember');
         assert.ok(remembered, 'remember me set its cookie');
-        const minted = await app.request('POST', '/api/v1/auth/token', { json: { ...who, device_name: 'laptop' }, token: null });
+        const minted = await app.request('POST', '/api/v1/auth/token', {
+          json: { ...who, device_name: 'laptop' },
+          token: null,
+        });
         assert.equal(minted.status, 201, minted.text);
         const token = minted.body.token as string;
         // Before the change each way in works: the test below can fail.
         assert.equal((await elsewhere.get('/api/v1/me')).status, 200);
-        assert.equal((await rememberedOnly(remembered).get('/api/v1/me')).status, 200, 'the remember cookie alone signs in');
+        assert.equal(
+          (await rememberedOnly(remembered).get('/api/v1/me')).status,
+          200,
+          'the remember cookie alone signs in',
+        );
         assert.equal((await app.request('GET', '/api/v1/me', { token })).status, 200);
 
         const here = app.client();
         const newPassword = `a new ${door} pass phrase`;
         if (door === 'api') {
           assert.equal((await apiLogin(here, who)).status, 200);
-          const changed = await here.request('PUT', '/api/v1/me/password', { json: { current_password: who.password, password: newPassword } });
+          const changed = await here.request('PUT', '/api/v1/me/password', {
+            json: { current_password: who.password, password: newPassword },
+          });
           assert.equal(changed.status, 204, changed.text);
         } else {
           assert.equal((await pageLogin(here, who)).status, 303);
-          const changed = await submit(here, '/profile', '/profile/password', { current_password: who.password, password: newPassword });
+          const changed = await submit(here, '/profile', '/profile/password', {
+            current_password: who.password,
+            password: newPassword,
+          });
           assert.equal(changed.status, 303, changed.text);
         }
 
         assert.equal((await elsewhere.get('/api/v1/me')).status, 401, 'the other session ended');
-        assert.equal((await rememberedOnly(remembered).get('/api/v1/me')).status, 401, 'the remembered device is forgotten');
+        assert.equal(
+          (await rememberedOnly(remembered).get('/api/v1/me')).status,
+          401,
+          'the remembered device is forgotten',
+        );
         assert.equal((await app.request('GET', '/api/v1/me', { token })).status, 401, 'the token is revoked');
         assert.equal((await here.get('/api/v1/me')).status, 200, 'the session that changed it stays');
         assert.equal((await apiLogin(app.client(), { ...who, password: newPassword })).status, 200);
@@ -125,14 +165,20 @@ for (const dialect of DIALECTS) {
         const elsewhere = app.client();
         assert.equal((await apiLogin(elsewhere, who, true)).status, 200);
         const remembered = elsewhere.cookies.get('leadbook_remember')!;
-        const minted = await app.request('POST', '/api/v1/auth/token', { json: { ...who, device_name: 'laptop' }, token: null });
+        const minted = await app.request('POST', '/api/v1/auth/token', {
+          json: { ...who, device_name: 'laptop' },
+          token: null,
+        });
         const token = minted.body.token as string;
         assert.equal((await rememberedOnly(remembered).get('/api/v1/me')).status, 200);
 
         const here = app.client();
         if (door === 'api') {
           assert.equal((await apiLogin(here, who)).status, 200);
-          assert.equal((await here.request('DELETE', '/api/v1/me/sessions', { json: { password: who.password } })).status, 204);
+          assert.equal(
+            (await here.request('DELETE', '/api/v1/me/sessions', { json: { password: who.password } })).status,
+            204,
+          );
         } else {
           assert.equal((await pageLogin(here, who)).status, 303);
           const ended = await submit(here, '/profile', '/profile/sessions/delete', { password: who.password });
@@ -140,8 +186,16 @@ for (const dialect of DIALECTS) {
         }
 
         assert.equal((await elsewhere.get('/api/v1/me')).status, 401, 'the other session ended');
-        assert.equal((await rememberedOnly(remembered).get('/api/v1/me')).status, 401, 'the remembered device is forgotten');
-        assert.equal((await app.request('GET', '/api/v1/me', { token })).status, 200, 'API tokens are managed on their own');
+        assert.equal(
+          (await rememberedOnly(remembered).get('/api/v1/me')).status,
+          401,
+          'the remembered device is forgotten',
+        );
+        assert.equal(
+          (await app.request('GET', '/api/v1/me', { token })).status,
+          200,
+          'API tokens are managed on their own',
+        );
         assert.equal((await here.get('/api/v1/me')).status, 200, 'this session stays');
       });
     }
@@ -149,43 +203,67 @@ for (const dialect of DIALECTS) {
     test('a weak new password gets the same message through both doors, for a reset link and a password change', async () => {
       const who = await makeUser('rules');
       for (const weak of ['short', 'password123']) {
-        const api = await app.request('POST', '/api/v1/auth/reset-password', { json: { token: 'not a real token', email: who.email, password: weak }, token: null });
+        const api = await app.request('POST', '/api/v1/auth/reset-password', {
+          json: { token: 'not a real token', email: who.email, password: weak },
+          token: null,
+        });
         assert.equal(api.status, 422, api.text);
         const message = (api.body.errors.password as string[])[0]!;
         assert.ok(message, 'the API names the password rule');
         assert.equal(api.body.errors.token, undefined, 'the rule is said before the token is spent');
 
-        const page = await submit(app.client(), `/reset-password?token=x&email=${encodeURIComponent(who.email)}`, '/reset-password', { token: 'not a real token', email: who.email, password: weak });
+        const page = await submit(
+          app.client(),
+          `/reset-password?token=x&email=${encodeURIComponent(who.email)}`,
+          '/reset-password',
+          { token: 'not a real token', email: who.email, password: weak },
+        );
         assert.equal(page.status, 422);
-        assert.ok(unescape(page.text).includes(message), `the page says "${message}" too`);
+        assert.ok(unescapeHtml(page.text).includes(message), `the page says "${message}" too`);
 
         const apiClient = app.client();
         assert.equal((await apiLogin(apiClient, who)).status, 200);
-        const change = await apiClient.request('PUT', '/api/v1/me/password', { json: { current_password: who.password, password: weak } });
+        const change = await apiClient.request('PUT', '/api/v1/me/password', {
+          json: { current_password: who.password, password: weak },
+        });
         assert.equal(change.status, 422);
         assert.deepEqual(change.body.errors.password, [message], 'a password change says the same');
 
         const pageClient = app.client();
         assert.equal((await pageLogin(pageClient, who)).status, 303);
-        const pageChange = await submit(pageClient, '/profile', '/profile/password', { current_password: who.password, password: weak });
+        const pageChange = await submit(pageClient, '/profile', '/profile/password', {
+          current_password: who.password,
+          password: weak,
+        });
         assert.equal(pageChange.status, 422);
-        assert.ok(unescape(pageChange.text).includes(message), `the profile page says "${message}" too`);
+        assert.ok(unescapeHtml(pageChange.text).includes(message), `the profile page says "${message}" too`);
       }
     });
 
     test('weak passwords sent to a reset link are not counted as failed attempts; wrong tokens are, through either door', async () => {
       const who = await makeUser('link-count');
       for (let i = 0; i < 6; i++) {
-        const weak = await app.request('POST', '/api/v1/auth/reset-password', { json: { token: 'nope', email: who.email, password: 'short' }, token: null });
+        const weak = await app.request('POST', '/api/v1/auth/reset-password', {
+          json: { token: 'nope', email: who.email, password: 'short' },
+          token: null,
+        });
         assert.equal(weak.status, 422, `weak ${i + 1}: refused by the rule, never throttled`);
       }
       for (let i = 0; i < 5; i++) {
-        const wrong = await app.request('POST', '/api/v1/auth/reset-password', { json: { token: 'nope', email: who.email, password: 'a long enough pass phrase' }, token: null });
+        const wrong = await app.request('POST', '/api/v1/auth/reset-password', {
+          json: { token: 'nope', email: who.email, password: 'a long enough pass phrase' },
+          token: null,
+        });
         assert.equal(wrong.status, 422, `wrong token ${i + 1}`);
         assert.ok(wrong.body.errors.token);
       }
-      const page = await submit(app.client(), `/reset-password?token=nope&email=${encodeURIComponent(who.email)}`, '/reset-password', { token: 'nope', email: who.email, password: 'a long enough pass phrase' });
-      assert.match(unescape(page.text), /Too many attempts/, 'the page is throttled by the API failures');
+      const page = await submit(
+        app.client(),
+        `/reset-password?token=nope&email=${encodeURIComponent(who.email)}`,
+        '/reset-password',
+        { token: 'nope', email: who.email, password: 'a long enough pass phrase' },
+      );
+      assert.match(unescapeHtml(page.text), /Too many attempts/, 'the page is throttled by the API failures');
     });
   });
 }

@@ -12,7 +12,10 @@ import { DIALECTS } from './helpers/database.ts';
 function lastMailLink(app: TestApp): string {
   const dir = path.join(app.dataDir, 'mail');
   const files = fs.readdirSync(dir).sort();
-  const text = fs.readFileSync(path.join(dir, files.at(-1)!), 'utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+  const text = fs
+    .readFileSync(path.join(dir, files.at(-1)!), 'utf8')
+    .replace(/=\r?\n/g, '')
+    .replace(/=3D/g, '=');
   const link = /https?:\/\/\S+/.exec(text)?.[0];
   assert.ok(link, 'the mail has a link');
   return link;
@@ -31,7 +34,9 @@ async function until<T>(check: () => T | undefined, ms = 3000): Promise<T> {
 for (const dialect of DIALECTS) {
   describe(`account hardening (${dialect})`, () => {
     let app: TestApp;
-    before(async () => { app = await startApp(dialect, { env: { TRUST_PROXY: 'true' } }); });
+    before(async () => {
+      app = await startApp(dialect, { env: { TRUST_PROXY: 'true' } });
+    });
     after(() => app.close());
 
     const login = (email: string, password: string, headers: Record<string, string> = {}) =>
@@ -53,20 +58,41 @@ for (const dialect of DIALECTS) {
 
       const asked = await app.request('POST', '/api/v1/auth/forgot-password', { json: { email }, token: null });
       assert.equal(asked.status, 202);
-      const link = new URL(await until(() => { try { return lastMailLink(app).includes('reset-password') ? lastMailLink(app) : undefined; } catch { return undefined; } }));
+      const link = new URL(
+        await until(() => {
+          try {
+            return lastMailLink(app).includes('reset-password') ? lastMailLink(app) : undefined;
+          } catch {
+            return undefined;
+          }
+        }),
+      );
       const reset = await app.request('POST', '/api/v1/auth/reset-password', {
-        json: { token: link.searchParams.get('token'), email: link.searchParams.get('email'), password: 'a brand new pass phrase' }, token: null,
+        json: {
+          token: link.searchParams.get('token'),
+          email: link.searchParams.get('email'),
+          password: 'a brand new pass phrase',
+        },
+        token: null,
       });
       assert.equal(reset.status, 200, reset.text);
-      assert.equal((await login(email, 'a brand new pass phrase', { 'x-forwarded-for': '203.0.113.8' })).status, 200, 'the reset unlocks it');
+      assert.equal(
+        (await login(email, 'a brand new pass phrase', { 'x-forwarded-for': '203.0.113.8' })).status,
+        200,
+        'the reset unlocks it',
+      );
     });
 
     test('behind a trusted HTTPS proxy the cookies are Secure and __Host- prefixed', async () => {
-      const reply = await login(app.admin.email, app.admin.password, { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' });
+      const reply = await login(app.admin.email, app.admin.password, {
+        'x-forwarded-proto': 'https',
+        'x-forwarded-for': '203.0.113.9',
+      });
       assert.equal(reply.status, 200);
       const cookie = reply.headers.getSetCookie().find((c) => c.startsWith('__Host-leadbook_session='));
       assert.ok(cookie, reply.headers.getSetCookie().join(' | '));
-      for (const flag of [/;\s*Secure/i, /;\s*HttpOnly/i, /;\s*SameSite=Lax/i, /;\s*Path=\//i]) assert.match(cookie, flag);
+      for (const flag of [/;\s*Secure/i, /;\s*HttpOnly/i, /;\s*SameSite=Lax/i, /;\s*Path=\//i])
+        assert.match(cookie, flag);
       assert.doesNotMatch(cookie, /Domain=/i, '__Host- cookies carry no Domain');
       const plain = await login(app.admin.email, app.admin.password, { 'x-forwarded-for': '203.0.113.9' });
       const plainCookie = plain.headers.getSetCookie().find((c) => c.startsWith('leadbook_session='));
@@ -76,7 +102,10 @@ for (const dialect of DIALECTS) {
 
     test('a session idle past its limit ends; a confirmed password covers sensitive calls only for a while', async () => {
       const client = app.client();
-      assert.equal((await client.post('/api/v1/auth/login', { email: app.admin.email, password: app.admin.password })).status, 200);
+      assert.equal(
+        (await client.post('/api/v1/auth/login', { email: app.admin.email, password: app.admin.password })).status,
+        200,
+      );
       // Signing in is no confirmation (CONTRACT.md, Roles): a fresh session alone cannot make a token.
       const fresh = await client.post('/api/v1/me/tokens', { name: 'fresh sign-in' });
       assert.equal(fresh.status, 422);
@@ -92,7 +121,10 @@ for (const dialect of DIALECTS) {
       assert.equal((await client.post('/api/v1/me/confirm-password', { password: app.admin.password })).status, 204);
       assert.equal((await client.post('/api/v1/me/tokens', { name: 'confirmed again' })).status, 201);
 
-      await db.updateTable('sessions').set({ last_seen_at: new Date(Date.now() - 121 * 60_000).toISOString() }).execute();
+      await db
+        .updateTable('sessions')
+        .set({ last_seen_at: new Date(Date.now() - 121 * 60_000).toISOString() })
+        .execute();
       assert.equal((await client.get('/api/v1/me')).status, 401, 'idle for over 2 hours');
     });
   });

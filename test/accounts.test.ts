@@ -26,7 +26,11 @@ function assertProblem(reply: Reply, status: number, code: string, field?: strin
   assert.match(reply.headers.get('content-type') ?? '', /^application\/problem\+json/, reply.text);
   assert.equal(reply.body.status, status);
   assert.equal(reply.body.code, code, reply.text);
-  if (field !== undefined) assert.ok(Array.isArray(reply.body.errors?.[field]) && reply.body.errors[field].length > 0, `errors name ${field}: ${reply.text}`);
+  if (field !== undefined)
+    assert.ok(
+      Array.isArray(reply.body.errors?.[field]) && reply.body.errors[field].length > 0,
+      `errors name ${field}: ${reply.text}`,
+    );
 }
 
 /** The Set-Cookie line for a cookie name in a reply, if any. */
@@ -43,7 +47,10 @@ function setCookie(reply: Reply, name: string): { value: string; attributes: str
 
 /** The code oathtool computes for `secret` at the time `at` (ms). */
 function oathtool(secret: string, at: number): string {
-  const when = new Date(Math.floor(at / 1000) * 1000).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC');
+  const when = new Date(Math.floor(at / 1000) * 1000)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d{3}Z$/, ' UTC');
   return execFileSync('/usr/bin/oathtool', ['--totp', '-b', '--now', when, secret], { encoding: 'utf8' }).trim();
 }
 
@@ -105,7 +112,8 @@ for (const dialect of DIALECTS) {
     let drift: User & { secret: string; confirmedStep: number };
 
     const password = (label: string) => ledger.used(`${label} pass ${hex(6)}`, `${label}'s password`);
-    const anon = (on: TestApp, method: string, path: string, json?: unknown) => on.request(method, path, { json, token: null });
+    const anon = (on: TestApp, method: string, path: string, json?: unknown) =>
+      on.request(method, path, { json, token: null });
 
     /** An account created by the admin through the users records. */
     async function makeUser(label: string, role: 'agent' | 'admin' = 'agent'): Promise<User> {
@@ -116,7 +124,12 @@ for (const dialect of DIALECTS) {
     }
 
     async function tokenFor(user: User, on = app, extra: Record<string, unknown> = {}): Promise<string> {
-      const issued = await anon(on, 'POST', '/api/v1/auth/token', { email: user.email, password: user.password, device_name: 'test', ...extra });
+      const issued = await anon(on, 'POST', '/api/v1/auth/token', {
+        email: user.email,
+        password: user.password,
+        device_name: 'test',
+        ...extra,
+      });
       assert.equal(issued.status, 201, issued.text);
       return ledger.issued(on, issued.body.token, 'bearer token');
     }
@@ -160,7 +173,12 @@ for (const dialect of DIALECTS) {
 
       mailApp = await startApp(dialect, {
         admin: false,
-        env: { SMTP_URL: smtp.url, REGISTRATION: 'open', APP_URL: 'https://desk.example.test', MAIL_FROM: 'Leadbook <desk@example.test>' },
+        env: {
+          SMTP_URL: smtp.url,
+          REGISTRATION: 'open',
+          APP_URL: 'https://desk.example.test',
+          MAIL_FROM: 'Leadbook <desk@example.test>',
+        },
       });
       apps.push(mailApp);
 
@@ -172,10 +190,16 @@ for (const dialect of DIALECTS) {
       await waitForRoom(5);
       const now = Date.now();
       for (const offset of [-2 * STEP_MS, 2 * STEP_MS]) {
-        const refused = await app.request('POST', '/api/v1/me/two-factor/confirm', { json: { code: oathtool(secret, now + offset) }, token });
+        const refused = await app.request('POST', '/api/v1/me/two-factor/confirm', {
+          json: { code: oathtool(secret, now + offset) },
+          token,
+        });
         assertProblem(refused, 422, 'validation_failed', 'code');
       }
-      const confirmed = await app.request('POST', '/api/v1/me/two-factor/confirm', { json: { code: oathtool(secret, now - STEP_MS) }, token });
+      const confirmed = await app.request('POST', '/api/v1/me/two-factor/confirm', {
+        json: { code: oathtool(secret, now - STEP_MS) },
+        token,
+      });
       assert.equal(confirmed.status, 200, `a code from the previous step is accepted: ${confirmed.text}`);
       for (const code of confirmed.body.recovery_codes) ledger.issued(app, code, 'recovery code');
       drift = { ...user, secret, confirmedStep: stepOf(now) };
@@ -208,7 +232,11 @@ for (const dialect of DIALECTS) {
       assert.equal(mine.body.data.role, 'admin');
 
       // Behind a proxy that terminated HTTPS the cookie is Secure (and __Host- prefixed).
-      const secure = await fresh.request('POST', '/api/v1/auth/login', { json: { email: owner.email, password: owner.password }, headers: { 'x-forwarded-proto': 'https' }, token: null });
+      const secure = await fresh.request('POST', '/api/v1/auth/login', {
+        json: { email: owner.email, password: owner.password },
+        headers: { 'x-forwarded-proto': 'https' },
+        token: null,
+      });
       assert.equal(secure.status, 200, secure.text);
       const secureCookie = setCookie(secure, `__Host-${SESSION}`);
       assert.ok(secureCookie, 'a __Host- session cookie over HTTPS');
@@ -216,21 +244,51 @@ for (const dialect of DIALECTS) {
       assert.match(secureCookie.attributes, /;\s*HttpOnly/i);
       assert.doesNotMatch(secureCookie.attributes, /Domain=/i);
 
-      const second = await anon(fresh, 'POST', '/api/v1/auth/register', { name: 'Late', email: `late-${hex()}@example.com`, password: password('late') });
+      const second = await anon(fresh, 'POST', '/api/v1/auth/register', {
+        name: 'Late',
+        email: `late-${hex()}@example.com`,
+        password: password('late'),
+      });
       assertProblem(second, 403, 'registration_closed');
-      assertProblem(await anon(app, 'POST', '/api/v1/auth/register', { name: 'Late', email: `late-${hex()}@example.com`, password: password('late') }), 403, 'registration_closed');
+      assertProblem(
+        await anon(app, 'POST', '/api/v1/auth/register', {
+          name: 'Late',
+          email: `late-${hex()}@example.com`,
+          password: password('late'),
+        }),
+        403,
+        'registration_closed',
+      );
     });
 
     test('with REGISTRATION=open later accounts register as agents, and nobody registers a role', async () => {
-      const first = await anon(mailApp, 'POST', '/api/v1/auth/register', { name: 'Boss', email: `boss-${hex()}@example.com`, password: password('boss') });
+      const first = await anon(mailApp, 'POST', '/api/v1/auth/register', {
+        name: 'Boss',
+        email: `boss-${hex()}@example.com`,
+        password: password('boss'),
+      });
       assert.equal(first.status, 201, first.text);
       assert.equal(first.body.data.role, 'admin');
-      const second = await anon(mailApp, 'POST', '/api/v1/auth/register', { name: 'Agent', email: `agent-${hex()}@example.com`, password: password('agent') });
+      const second = await anon(mailApp, 'POST', '/api/v1/auth/register', {
+        name: 'Agent',
+        email: `agent-${hex()}@example.com`,
+        password: password('agent'),
+      });
       assert.equal(second.status, 201, second.text);
       assert.equal(second.body.data.role, 'agent');
-      const withRole = await anon(mailApp, 'POST', '/api/v1/auth/register', { name: 'Sneaky', email: `sneaky-${hex()}@example.com`, password: password('sneaky'), role: 'admin' });
+      const withRole = await anon(mailApp, 'POST', '/api/v1/auth/register', {
+        name: 'Sneaky',
+        email: `sneaky-${hex()}@example.com`,
+        password: password('sneaky'),
+        role: 'admin',
+      });
       assertProblem(withRole, 422, 'validation_failed', 'role');
-      const asAgent = await anon(mailApp, 'POST', '/api/v1/auth/register', { name: 'Sneaky', email: `sneaky-${hex()}@example.com`, password: password('sneaky'), role: 'agent' });
+      const asAgent = await anon(mailApp, 'POST', '/api/v1/auth/register', {
+        name: 'Sneaky',
+        email: `sneaky-${hex()}@example.com`,
+        password: password('sneaky'),
+        role: 'agent',
+      });
       assertProblem(asAgent, 422, 'validation_failed', 'role');
     });
 
@@ -243,24 +301,42 @@ for (const dialect of DIALECTS) {
       assert.equal(data.role, 'agent', 'role defaults to agent');
       assert.equal(data.two_factor_enabled, false);
       assert.equal(data.avatar_url, null);
-      for (const hidden of ['password', 'remember_token', 'two_factor_secret', 'two_factor_recovery_codes']) assert.equal(hidden in data, false, hidden);
+      for (const hidden of ['password', 'remember_token', 'two_factor_secret', 'two_factor_recovery_codes'])
+        assert.equal(hidden in data, false, hidden);
       assert.ok(!created.text.includes(agent.password));
-      const stored = await app.database.db.selectFrom('users').select('password').where('id', '=', Number(data.id)).executeTakeFirstOrThrow();
+      const stored = await app.database.db
+        .selectFrom('users')
+        .select('password')
+        .where('id', '=', Number(data.id))
+        .executeTakeFirstOrThrow();
       assert.match(String(stored.password), /^\$argon2id\$/, 'stored as an argon2id hash');
       const listed = await app.get(`/api/v1/users?search=${encodeURIComponent(agent.email)}`);
       assert.equal(listed.status, 200);
       assert.equal(listed.body.data.length, 1);
       assert.equal('password' in listed.body.data[0], false);
 
-      const duplicate = await app.post('/api/v1/users', { name: 'Copy', email: agent.email.toUpperCase(), password: password('copy') });
+      const duplicate = await app.post('/api/v1/users', {
+        name: 'Copy',
+        email: agent.email.toUpperCase(),
+        password: password('copy'),
+      });
       assertProblem(duplicate, 422, 'validation_failed', 'email');
-      assertProblem(await app.post('/api/v1/users', { name: 'Bad', email: 'not an address', password: password('bad') }), 422, 'validation_failed', 'email');
+      assertProblem(
+        await app.post('/api/v1/users', { name: 'Bad', email: 'not an address', password: password('bad') }),
+        422,
+        'validation_failed',
+        'email',
+      );
 
       const token = await tokenFor({ ...agent, id: data.id });
       const as = (method: string, path: string, json?: unknown) => app.request(method, path, { json, token });
       assertProblem(await as('GET', '/api/v1/users'), 403, 'forbidden');
       assertProblem(await as('GET', `/api/v1/users/${data.id}`), 403, 'forbidden');
-      assertProblem(await as('POST', '/api/v1/users', { name: 'X', email: `x-${hex()}@example.com`, password: password('x') }), 403, 'forbidden');
+      assertProblem(
+        await as('POST', '/api/v1/users', { name: 'X', email: `x-${hex()}@example.com`, password: password('x') }),
+        403,
+        'forbidden',
+      );
       assertProblem(await as('PATCH', `/api/v1/users/${data.id}`, { role: 'admin' }), 403, 'forbidden');
       assertProblem(await as('PATCH', `/api/v1/users/${app.admin.id}`, { name: 'Hijacked' }), 403, 'forbidden');
       assertProblem(await as('DELETE', `/api/v1/users/${app.admin.id}`), 403, 'forbidden');
@@ -272,7 +348,12 @@ for (const dialect of DIALECTS) {
       assert.equal(contact.body.data.created_by, data.id, 'created_by is the signed-in agent');
 
       // The last admin can neither step down nor go.
-      assertProblem(await app.patch(`/api/v1/users/${app.admin.id}`, { role: 'agent' }), 422, 'validation_failed', 'role');
+      assertProblem(
+        await app.patch(`/api/v1/users/${app.admin.id}`, { role: 'agent' }),
+        422,
+        'validation_failed',
+        'role',
+      );
       assertProblem(await app.delete(`/api/v1/users/${app.admin.id}`), 409, 'last_admin');
       assert.equal((await app.get(`/api/v1/users/${app.admin.id}`)).body.data.role, 'admin');
       // With a second admin, that one can be demoted and deleted by the first.
@@ -285,19 +366,45 @@ for (const dialect of DIALECTS) {
     });
 
     test('passwords: 8 to 255 characters, not a common one, kept exactly as sent', async () => {
-      const make = (pw: string) => app.post('/api/v1/users', { name: 'P', email: `p-${hex()}@example.com`, password: pw });
+      const make = (pw: string) =>
+        app.post('/api/v1/users', { name: 'P', email: `p-${hex()}@example.com`, password: pw });
       assertProblem(await make(ledger.used('password123', 'common password')), 422, 'validation_failed', 'password');
       assertProblem(await make(ledger.used('Qwertyuiop', 'common password')), 422, 'validation_failed', 'password');
-      assertProblem(await make(ledger.used(`s${hex(3)}`, '7-character password')), 422, 'validation_failed', 'password');
-      assertProblem(await make(ledger.used(`${'x'.repeat(250)}${hex(3)}`, '256-character password')), 422, 'validation_failed', 'password');
+      assertProblem(
+        await make(ledger.used(`s${hex(3)}`, '7-character password')),
+        422,
+        'validation_failed',
+        'password',
+      );
+      assertProblem(
+        await make(ledger.used(`${'x'.repeat(250)}${hex(3)}`, '256-character password')),
+        422,
+        'validation_failed',
+        'password',
+      );
       const long = await make(ledger.used(`${'y'.repeat(249)}${hex(3)}`, '255-character password'));
       assert.equal(long.status, 201, long.text);
 
-      const spaced: User = { id: 0, email: `spaces-${hex()}@example.com`, password: ledger.used(`  spaced ${hex(6)}  `, 'password with spaces') };
-      const created = await app.post('/api/v1/users', { name: 'Spaces', email: spaced.email, password: spaced.password });
+      const spaced: User = {
+        id: 0,
+        email: `spaces-${hex()}@example.com`,
+        password: ledger.used(`  spaced ${hex(6)}  `, 'password with spaces'),
+      };
+      const created = await app.post('/api/v1/users', {
+        name: 'Spaces',
+        email: spaced.email,
+        password: spaced.password,
+      });
       assert.equal(created.status, 201, created.text);
-      assert.equal((await anon(app, 'POST', '/api/v1/auth/login', { email: spaced.email, password: spaced.password })).status, 200);
-      assertProblem(await anon(app, 'POST', '/api/v1/auth/login', { email: spaced.email, password: spaced.password.trim() }), 401, 'invalid_credentials');
+      assert.equal(
+        (await anon(app, 'POST', '/api/v1/auth/login', { email: spaced.email, password: spaced.password })).status,
+        200,
+      );
+      assertProblem(
+        await anon(app, 'POST', '/api/v1/auth/login', { email: spaced.email, password: spaced.password.trim() }),
+        401,
+        'invalid_credentials',
+      );
     });
 
     test('a bcrypt ($2y$) hash from the original service signs in and is upgraded to argon2id', async () => {
@@ -305,14 +412,37 @@ for (const dialect of DIALECTS) {
       const bcrypt = hashSync(user.password, 4).replace(/^\$2[ab]\$/, '$2y$');
       assert.match(bcrypt, /^\$2y\$04\$/);
       const now = new Date().toISOString();
-      await app.database.db.insertInto('users').values({ name: 'Legacy', email: user.email, password: bcrypt, role: 'agent', created_at: now, updated_at: now }).execute();
-      const row = () => app.database.db.selectFrom('users').select('password').where('email', '=', user.email).executeTakeFirstOrThrow();
-      assertProblem(await anon(app, 'POST', '/api/v1/auth/login', { email: user.email, password: `${user.password}!` }), 401, 'invalid_credentials');
+      await app.database.db
+        .insertInto('users')
+        .values({
+          name: 'Legacy',
+          email: user.email,
+          password: bcrypt,
+          role: 'agent',
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      const row = () =>
+        app.database.db
+          .selectFrom('users')
+          .select('password')
+          .where('email', '=', user.email)
+          .executeTakeFirstOrThrow();
+      assertProblem(
+        await anon(app, 'POST', '/api/v1/auth/login', { email: user.email, password: `${user.password}!` }),
+        401,
+        'invalid_credentials',
+      );
       assert.equal((await row()).password, bcrypt, 'a wrong password changes nothing');
       const signedIn = await anon(app, 'POST', '/api/v1/auth/login', { email: user.email, password: user.password });
       assert.equal(signedIn.status, 200, signedIn.text);
       assert.match(String((await row()).password), /^\$argon2id\$/);
-      assert.equal((await anon(app, 'POST', '/api/v1/auth/login', { email: user.email, password: user.password })).status, 200, 'the new hash verifies');
+      assert.equal(
+        (await anon(app, 'POST', '/api/v1/auth/login', { email: user.email, password: user.password })).status,
+        200,
+        'the new hash verifies',
+      );
     });
 
     // ---------------------------------------------------------------- 3
@@ -336,15 +466,29 @@ for (const dialect of DIALECTS) {
       assertProblem(await stale.get('/api/v1/me'), 401, 'unauthenticated');
       assert.equal((await browser.get('/api/v1/me')).body.data.email, user.email);
 
-      const wrong = await anon(app, 'POST', '/api/v1/auth/login', { email: user.email, password: 'not the password at all' });
-      const unknown = await anon(app, 'POST', '/api/v1/auth/login', { email: `nobody-${hex()}@example.com`, password: 'not the password at all' });
+      const wrong = await anon(app, 'POST', '/api/v1/auth/login', {
+        email: user.email,
+        password: 'not the password at all',
+      });
+      const unknown = await anon(app, 'POST', '/api/v1/auth/login', {
+        email: `nobody-${hex()}@example.com`,
+        password: 'not the password at all',
+      });
       assertProblem(wrong, 401, 'invalid_credentials');
       assert.equal(unknown.status, wrong.status);
       assert.deepEqual(unknown.body, wrong.body);
       assert.equal(unknown.text, wrong.text);
       assert.equal(setCookie(wrong, SESSION), undefined, 'no session for a failed sign-in');
-      const tokenWrong = await anon(app, 'POST', '/api/v1/auth/token', { email: user.email, password: 'not the password at all', device_name: 'x' });
-      const tokenUnknown = await anon(app, 'POST', '/api/v1/auth/token', { email: `nobody-${hex()}@example.com`, password: 'not the password at all', device_name: 'x' });
+      const tokenWrong = await anon(app, 'POST', '/api/v1/auth/token', {
+        email: user.email,
+        password: 'not the password at all',
+        device_name: 'x',
+      });
+      const tokenUnknown = await anon(app, 'POST', '/api/v1/auth/token', {
+        email: `nobody-${hex()}@example.com`,
+        password: 'not the password at all',
+        device_name: 'x',
+      });
       assert.equal(tokenUnknown.text, tokenWrong.text);
       assertProblem(tokenWrong, 401, 'invalid_credentials');
     });
@@ -352,7 +496,11 @@ for (const dialect of DIALECTS) {
     test('remember me: a 30-day cookie signs in again until sign-out', async () => {
       const user = await makeUser('remember');
       const browser = app.client();
-      const signedIn = await browser.post('/api/v1/auth/login', { email: user.email, password: user.password, remember: true });
+      const signedIn = await browser.post('/api/v1/auth/login', {
+        email: user.email,
+        password: user.password,
+        remember: true,
+      });
       assert.equal(signedIn.status, 200, signedIn.text);
       const remember = setCookie(signedIn, REMEMBER);
       assert.ok(remember, 'a remember cookie is set');
@@ -393,14 +541,26 @@ for (const dialect of DIALECTS) {
       assert.equal(listed.body.data.filter((s: { current: boolean }) => s.current).length, 1);
       for (const s of listed.body.data) {
         assert.equal(typeof s.id, 'string');
-        assert.ok(!listed.text.includes(here.cookies.get(SESSION)!) && !listed.text.includes(there.cookies.get(SESSION)!), 'no cookie secret in the list');
+        assert.ok(
+          !listed.text.includes(here.cookies.get(SESSION)!) && !listed.text.includes(there.cookies.get(SESSION)!),
+          'no cookie secret in the list',
+        );
         assert.match(s.created_at, /^\d{4}-\d{2}-\d{2}T/);
       }
       const token = await tokenFor(user);
       const viaToken = await app.request('GET', '/api/v1/me/sessions', { token });
-      assert.equal(viaToken.body.data.filter((s: { current: boolean }) => s.current).length, 0, 'a token is no session');
+      assert.equal(
+        viaToken.body.data.filter((s: { current: boolean }) => s.current).length,
+        0,
+        'a token is no session',
+      );
 
-      assertProblem(await here.request('DELETE', '/api/v1/me/sessions', { json: { password: 'wrong password here' } }), 422, 'validation_failed', 'password');
+      assertProblem(
+        await here.request('DELETE', '/api/v1/me/sessions', { json: { password: 'wrong password here' } }),
+        422,
+        'validation_failed',
+        'password',
+      );
       assert.equal((await there.get('/api/v1/me')).status, 200);
       const ended = await here.request('DELETE', '/api/v1/me/sessions', { json: { password: user.password } });
       assert.equal(ended.status, 204, ended.text);
@@ -414,7 +574,11 @@ for (const dialect of DIALECTS) {
     // ---------------------------------------------------------------- 4
     test('personal access tokens: issued once, listed without secrets, revocable by their owner only', async () => {
       const user = await makeUser('tokens');
-      const issued = await anon(app, 'POST', '/api/v1/auth/token', { email: user.email, password: user.password, device_name: 'laptop' });
+      const issued = await anon(app, 'POST', '/api/v1/auth/token', {
+        email: user.email,
+        password: user.password,
+        device_name: 'laptop',
+      });
       assert.equal(issued.status, 201, issued.text);
       const laptop = ledger.issued(app, issued.body.token, 'bearer token');
       assert.equal(issued.body.data.email, user.email);
@@ -423,21 +587,45 @@ for (const dialect of DIALECTS) {
 
       const listed = await app.request('GET', '/api/v1/me/tokens', { token: laptop });
       assert.equal(listed.status, 200);
-      assert.deepEqual(listed.body.data.map((t: { name: string }) => t.name), ['laptop']);
+      assert.deepEqual(
+        listed.body.data.map((t: { name: string }) => t.name),
+        ['laptop'],
+      );
       assert.deepEqual(Object.keys(listed.body.data[0]).sort(), ['created_at', 'id', 'last_used_at', 'name']);
       assert.ok(!listed.text.includes(laptop));
 
-      assertProblem(await app.request('POST', '/api/v1/me/tokens', { json: { name: 'ci' }, token: laptop }), 422, 'validation_failed', 'password');
-      assertProblem(await app.request('POST', '/api/v1/me/tokens', { json: { name: 'ci', password: 'not it at all' }, token: laptop }), 422, 'validation_failed', 'password');
-      const second = await app.request('POST', '/api/v1/me/tokens', { json: { name: 'ci', password: user.password }, token: laptop });
+      assertProblem(
+        await app.request('POST', '/api/v1/me/tokens', { json: { name: 'ci' }, token: laptop }),
+        422,
+        'validation_failed',
+        'password',
+      );
+      assertProblem(
+        await app.request('POST', '/api/v1/me/tokens', {
+          json: { name: 'ci', password: 'not it at all' },
+          token: laptop,
+        }),
+        422,
+        'validation_failed',
+        'password',
+      );
+      const second = await app.request('POST', '/api/v1/me/tokens', {
+        json: { name: 'ci', password: user.password },
+        token: laptop,
+      });
       assert.equal(second.status, 201, second.text);
       const ci = ledger.issued(app, second.body.token, 'bearer token');
       assert.equal(second.body.data.name, 'ci');
       assert.equal((await me(ci)).status, 200);
-      const names = (await app.request('GET', '/api/v1/me/tokens', { token: ci })).body.data.map((t: { name: string }) => t.name).sort();
+      const names = (await app.request('GET', '/api/v1/me/tokens', { token: ci })).body.data
+        .map((t: { name: string }) => t.name)
+        .sort();
       assert.deepEqual(names, ['ci', 'laptop']);
 
-      assert.equal((await app.request('DELETE', `/api/v1/me/tokens/${second.body.data.id}`, { token: laptop })).status, 204);
+      assert.equal(
+        (await app.request('DELETE', `/api/v1/me/tokens/${second.body.data.id}`, { token: laptop })).status,
+        204,
+      );
       assertProblem(await me(ci), 401, 'unauthenticated');
       assert.equal((await me(laptop)).status, 200);
 
@@ -446,7 +634,11 @@ for (const dialect of DIALECTS) {
       assert.equal(adminMore.status, 201, adminMore.text);
       const spare = ledger.issued(app, adminMore.body.token, 'bearer token');
       const adminTokens = (await app.get('/api/v1/me/tokens')).body.data as { id: number | bigint }[];
-      const own = new Set((await app.request('GET', '/api/v1/me/tokens', { token: laptop })).body.data.map((t: { id: number | bigint }) => String(t.id)));
+      const own = new Set(
+        (await app.request('GET', '/api/v1/me/tokens', { token: laptop })).body.data.map((t: { id: number | bigint }) =>
+          String(t.id),
+        ),
+      );
       const top = Math.max(...adminTokens.map((t) => Number(t.id)), ...[...own].map(Number)) + 3;
       let tried = 0;
       for (let id = 1; id <= top; id++) {
@@ -456,7 +648,8 @@ for (const dialect of DIALECTS) {
       }
       assert.ok(tried >= adminTokens.length);
       assertProblem(await app.request('DELETE', '/api/v1/me/tokens/not-a-number', { token: laptop }), 404, 'not_found');
-      for (const t of [app.admin.token, spare]) assert.equal((await me(t)).status, 200, "the admin's tokens still work");
+      for (const t of [app.admin.token, spare])
+        assert.equal((await me(t)).status, 200, "the admin's tokens still work");
       assert.equal((await app.get('/api/v1/me/tokens')).body.data.length, adminTokens.length);
     });
 
@@ -464,7 +657,12 @@ for (const dialect of DIALECTS) {
     test('two-factor: set up, confirm, challenge with rotation, no replay, recovery codes', async () => {
       const user = await makeUser('totp');
       const browser = await signIn(user);
-      assertProblem(await browser.post('/api/v1/me/two-factor', { password: 'wrong password here' }), 422, 'validation_failed', 'password');
+      assertProblem(
+        await browser.post('/api/v1/me/two-factor', { password: 'wrong password here' }),
+        422,
+        'validation_failed',
+        'password',
+      );
       const setup = await browser.post('/api/v1/me/two-factor', { password: user.password });
       assert.equal(setup.status, 200, setup.text);
       const secret = ledger.issued(app, setup.body.secret, 'TOTP secret');
@@ -474,7 +672,11 @@ for (const dialect of DIALECTS) {
       assert.equal(url.host, 'totp');
       assert.equal(url.searchParams.get('secret'), secret);
       assert.match(setup.body.otpauth_url, /^otpauth:\/\/totp\/.+secret=/);
-      for (const [k, v] of [['digits', '6'], ['period', '30'], ['algorithm', 'SHA1']]) {
+      for (const [k, v] of [
+        ['digits', '6'],
+        ['period', '30'],
+        ['algorithm', 'SHA1'],
+      ]) {
         const given = url.searchParams.get(k!);
         if (given !== null) assert.equal(given, v, k);
       }
@@ -482,7 +684,12 @@ for (const dialect of DIALECTS) {
       assert.ok(setup.body.qr_svg.includes('<svg'));
       assert.equal((await browser.get('/api/v1/me')).body.data.two_factor_enabled, false, 'not on until confirmed');
 
-      assertProblem(await browser.post('/api/v1/me/two-factor/confirm', { code: wrongCode(secret) }), 422, 'validation_failed', 'code');
+      assertProblem(
+        await browser.post('/api/v1/me/two-factor/confirm', { code: wrongCode(secret) }),
+        422,
+        'validation_failed',
+        'code',
+      );
       await waitForRoom(8);
       const now = Date.now();
       const confirmed = await browser.post('/api/v1/me/two-factor/confirm', { code: oathtool(secret, now) });
@@ -518,11 +725,21 @@ for (const dialect of DIALECTS) {
 
       // The same code again, on a new sign-in: refused.
       const replay = await halfSignIn(user);
-      assertProblem(await replay.post('/api/v1/auth/two-factor-challenge', { code: next }), 422, 'validation_failed', 'code');
+      assertProblem(
+        await replay.post('/api/v1/auth/two-factor-challenge', { code: next }),
+        422,
+        'validation_failed',
+        'code',
+      );
       assert.equal((await replay.get('/api/v1/me')).status, 401);
       // Two steps ahead: refused (later than any accepted step, so only the drift limit refuses it).
       await waitForRoom(5);
-      assertProblem(await replay.post('/api/v1/auth/two-factor-challenge', { code: oathtool(secret, Date.now() + 2 * STEP_MS) }), 422, 'validation_failed', 'code');
+      assertProblem(
+        await replay.post('/api/v1/auth/two-factor-challenge', { code: oathtool(secret, Date.now() + 2 * STEP_MS) }),
+        422,
+        'validation_failed',
+        'code',
+      );
 
       // A recovery code works once.
       const recovering = await halfSignIn(user);
@@ -530,10 +747,20 @@ for (const dialect of DIALECTS) {
       assert.equal(recovered.status, 200, recovered.text);
       assert.equal((await recovering.get('/api/v1/me')).status, 200);
       const again = await halfSignIn(user);
-      assertProblem(await again.post('/api/v1/auth/two-factor-challenge', { recovery_code: codes[0] }), 422, 'validation_failed', 'recovery_code');
+      assertProblem(
+        await again.post('/api/v1/auth/two-factor-challenge', { recovery_code: codes[0] }),
+        422,
+        'validation_failed',
+        'recovery_code',
+      );
 
       // A fresh set: the old codes stop working, the new ones work.
-      assertProblem(await browser.post('/api/v1/me/two-factor/recovery-codes', { password: 'wrong password here' }), 422, 'validation_failed', 'password');
+      assertProblem(
+        await browser.post('/api/v1/me/two-factor/recovery-codes', { password: 'wrong password here' }),
+        422,
+        'validation_failed',
+        'password',
+      );
       const regenerated = await browser.post('/api/v1/me/two-factor/recovery-codes', { password: user.password });
       assert.equal(regenerated.status, 200, regenerated.text);
       const fresh: string[] = regenerated.body.recovery_codes;
@@ -541,7 +768,12 @@ for (const dialect of DIALECTS) {
       for (const code of fresh) ledger.issued(app, code, 'recovery code');
       assert.equal(fresh.filter((c) => codes.includes(c)).length, 0);
       const withOld = await halfSignIn(user);
-      assertProblem(await withOld.post('/api/v1/auth/two-factor-challenge', { recovery_code: codes[1] }), 422, 'validation_failed', 'recovery_code');
+      assertProblem(
+        await withOld.post('/api/v1/auth/two-factor-challenge', { recovery_code: codes[1] }),
+        422,
+        'validation_failed',
+        'recovery_code',
+      );
       const withNew = await withOld.post('/api/v1/auth/two-factor-challenge', { recovery_code: fresh[0] });
       assert.equal(withNew.status, 200, withNew.text);
     });
@@ -552,26 +784,56 @@ for (const dialect of DIALECTS) {
       const secret = await startTwoFactor(user, token);
       await waitForRoom(8);
       const now = Date.now();
-      const confirmed = await app.request('POST', '/api/v1/me/two-factor/confirm', { json: { code: oathtool(secret, now) }, token });
+      const confirmed = await app.request('POST', '/api/v1/me/two-factor/confirm', {
+        json: { code: oathtool(secret, now) },
+        token,
+      });
       assert.equal(confirmed.status, 200, confirmed.text);
       for (const code of confirmed.body.recovery_codes) ledger.issued(app, code, 'recovery code');
-      assertProblem(await app.request('POST', '/api/v1/me/two-factor', { json: { password: user.password }, token }), 409, 'two_factor_enabled');
+      assertProblem(
+        await app.request('POST', '/api/v1/me/two-factor', { json: { password: user.password }, token }),
+        409,
+        'two_factor_enabled',
+      );
 
       const credentials = { email: user.email, password: user.password, device_name: 'phone' };
       assertProblem(await anon(app, 'POST', '/api/v1/auth/token', credentials), 401, 'two_factor_required');
-      assertProblem(await anon(app, 'POST', '/api/v1/auth/token', { ...credentials, code: wrongCode(secret) }), 401, 'two_factor_invalid');
+      assertProblem(
+        await anon(app, 'POST', '/api/v1/auth/token', { ...credentials, code: wrongCode(secret) }),
+        401,
+        'two_factor_invalid',
+      );
       const next = oathtool(secret, now + STEP_MS);
       const issued = await anon(app, 'POST', '/api/v1/auth/token', { ...credentials, code: next });
       assert.equal(issued.status, 201, issued.text);
       const phone = ledger.issued(app, issued.body.token, 'bearer token');
       assert.equal((await me(phone)).status, 200);
-      assertProblem(await anon(app, 'POST', '/api/v1/auth/token', { ...credentials, code: next }), 401, 'two_factor_invalid');
-      const byRecovery = await anon(app, 'POST', '/api/v1/auth/token', { ...credentials, recovery_code: confirmed.body.recovery_codes[3] });
+      assertProblem(
+        await anon(app, 'POST', '/api/v1/auth/token', { ...credentials, code: next }),
+        401,
+        'two_factor_invalid',
+      );
+      const byRecovery = await anon(app, 'POST', '/api/v1/auth/token', {
+        ...credentials,
+        recovery_code: confirmed.body.recovery_codes[3],
+      });
       assert.equal(byRecovery.status, 201, byRecovery.text);
       ledger.issued(app, byRecovery.body.token, 'bearer token');
 
-      assertProblem(await app.request('DELETE', '/api/v1/me/two-factor', { json: { password: 'wrong password here' }, token: phone }), 422, 'validation_failed', 'password');
-      assert.equal((await app.request('DELETE', '/api/v1/me/two-factor', { json: { password: user.password }, token: phone })).status, 204);
+      assertProblem(
+        await app.request('DELETE', '/api/v1/me/two-factor', {
+          json: { password: 'wrong password here' },
+          token: phone,
+        }),
+        422,
+        'validation_failed',
+        'password',
+      );
+      assert.equal(
+        (await app.request('DELETE', '/api/v1/me/two-factor', { json: { password: user.password }, token: phone }))
+          .status,
+        204,
+      );
       assert.equal((await me(phone)).body.data.two_factor_enabled, false);
       const plain = await anon(app, 'POST', '/api/v1/auth/token', credentials);
       assert.equal(plain.status, 201, 'no code needed once two-factor is off');
@@ -588,7 +850,8 @@ for (const dialect of DIALECTS) {
       assert.equal(registered.status, 201, registered.text);
       user.id = registered.body.data.id;
       const nobody = `nobody-${hex()}@example.com`;
-      const resetMails = (to: string) => (m: ReceivedMail) => /reset/i.test(m.subject) && m.to.includes(to.toLowerCase());
+      const resetMails = (to: string) => (m: ReceivedMail) =>
+        /reset/i.test(m.subject) && m.to.includes(to.toLowerCase());
 
       const existing = await anon(mailApp, 'POST', '/api/v1/auth/forgot-password', { email: user.email });
       const missing = await anon(mailApp, 'POST', '/api/v1/auth/forgot-password', { email: nobody });
@@ -609,13 +872,38 @@ for (const dialect of DIALECTS) {
       assert.ok(token.length >= 32);
       assert.equal(link.searchParams.get('email'), user.email);
 
-      assertProblem(await anon(mailApp, 'POST', '/api/v1/auth/reset-password', { token, email: user.email, password: 'short' }), 422, 'validation_failed', 'password');
+      assertProblem(
+        await anon(mailApp, 'POST', '/api/v1/auth/reset-password', { token, email: user.email, password: 'short' }),
+        422,
+        'validation_failed',
+        'password',
+      );
       const newPassword = password('reset new');
-      const reset = await anon(mailApp, 'POST', '/api/v1/auth/reset-password', { token, email: link.searchParams.get('email'), password: newPassword });
+      const reset = await anon(mailApp, 'POST', '/api/v1/auth/reset-password', {
+        token,
+        email: link.searchParams.get('email'),
+        password: newPassword,
+      });
       assert.equal(reset.status, 200, reset.text);
-      assertProblem(await anon(mailApp, 'POST', '/api/v1/auth/reset-password', { token, email: user.email, password: password('reset again') }), 422, 'validation_failed', 'token');
-      assertProblem(await anon(mailApp, 'POST', '/api/v1/auth/login', { email: user.email, password: user.password }), 401, 'invalid_credentials');
-      assert.equal((await anon(mailApp, 'POST', '/api/v1/auth/login', { email: user.email, password: newPassword })).status, 200);
+      assertProblem(
+        await anon(mailApp, 'POST', '/api/v1/auth/reset-password', {
+          token,
+          email: user.email,
+          password: password('reset again'),
+        }),
+        422,
+        'validation_failed',
+        'token',
+      );
+      assertProblem(
+        await anon(mailApp, 'POST', '/api/v1/auth/login', { email: user.email, password: user.password }),
+        401,
+        'invalid_credentials',
+      );
+      assert.equal(
+        (await anon(mailApp, 'POST', '/api/v1/auth/login', { email: user.email, password: newPassword })).status,
+        200,
+      );
 
       // A token older than 60 minutes is refused.
       assert.equal((await anon(mailApp, 'POST', '/api/v1/auth/forgot-password', { email: user.email })).status, 202);
@@ -623,18 +911,39 @@ for (const dialect of DIALECTS) {
       assert.equal(mails.length, 2);
       const late = ledger.used(linkIn(mails[1]!).searchParams.get('token')!, 'reset token');
       assert.notEqual(late, token);
-      await mailApp.database.db.updateTable('password_resets').set({ created_at: new Date(Date.now() - 61 * 60_000).toISOString() }).where('user_id', '=', Number(user.id)).execute();
-      assertProblem(await anon(mailApp, 'POST', '/api/v1/auth/reset-password', { token: late, email: user.email, password: password('too late') }), 422, 'validation_failed', 'token');
-      assert.equal((await anon(mailApp, 'POST', '/api/v1/auth/login', { email: user.email, password: newPassword })).status, 200, 'the password is unchanged');
+      await mailApp.database.db
+        .updateTable('password_resets')
+        .set({ created_at: new Date(Date.now() - 61 * 60_000).toISOString() })
+        .where('user_id', '=', Number(user.id))
+        .execute();
+      assertProblem(
+        await anon(mailApp, 'POST', '/api/v1/auth/reset-password', {
+          token: late,
+          email: user.email,
+          password: password('too late'),
+        }),
+        422,
+        'validation_failed',
+        'token',
+      );
+      assert.equal(
+        (await anon(mailApp, 'POST', '/api/v1/auth/login', { email: user.email, password: newPassword })).status,
+        200,
+        'the password is unchanged',
+      );
     });
 
     test('forgot-password requests are throttled per address', async () => {
       const email = `flood-${hex()}@example.com`;
-      for (let i = 0; i < 5; i++) assert.equal((await anon(mailApp, 'POST', '/api/v1/auth/forgot-password', { email })).status, 202);
+      for (let i = 0; i < 5; i++)
+        assert.equal((await anon(mailApp, 'POST', '/api/v1/auth/forgot-password', { email })).status, 202);
       const sixth = await anon(mailApp, 'POST', '/api/v1/auth/forgot-password', { email });
       assertProblem(sixth, 429, 'throttled');
       assert.match(sixth.headers.get('retry-after') ?? '', /^\d+$/);
-      assert.equal((await anon(mailApp, 'POST', '/api/v1/auth/forgot-password', { email: `other-${hex()}@example.com` })).status, 202);
+      assert.equal(
+        (await anon(mailApp, 'POST', '/api/v1/auth/forgot-password', { email: `other-${hex()}@example.com` })).status,
+        202,
+      );
     });
 
     test('email verification: a signed, expiring link; tampering is refused', async () => {
@@ -659,11 +968,20 @@ for (const dialect of DIALECTS) {
       const signature = link.searchParams.get('signature')!;
       assert.ok(signature);
 
-      const api = (sig: string, exp = String(expires)) => anon(mailApp, 'GET', `/api/v1/auth${link.pathname}?expires=${exp}&signature=${encodeURIComponent(sig)}`);
+      const api = (sig: string, exp = String(expires)) =>
+        anon(mailApp, 'GET', `/api/v1/auth${link.pathname}?expires=${exp}&signature=${encodeURIComponent(sig)}`);
       const flipped = (signature[0] === 'A' ? 'B' : 'A') + signature.slice(1);
       assertProblem(await api(flipped), 403, 'invalid_signature');
       assertProblem(await api(signature, String(expires + 3600)), 403, 'invalid_signature');
-      assertProblem(await anon(mailApp, 'GET', `/api/v1/auth/verify-email/${match[1]}/${'0'.repeat(64)}?expires=${expires}&signature=${signature}`), 403, 'invalid_signature');
+      assertProblem(
+        await anon(
+          mailApp,
+          'GET',
+          `/api/v1/auth/verify-email/${match[1]}/${'0'.repeat(64)}?expires=${expires}&signature=${signature}`,
+        ),
+        403,
+        'invalid_signature',
+      );
       assert.equal((await browser.get('/api/v1/me')).body.data.email_verified_at, null);
 
       const verified = await api(signature);
@@ -682,18 +1000,38 @@ for (const dialect of DIALECTS) {
       const token = await tokenFor(user);
       assert.equal((await me(token)).status, 200);
 
-      assertProblem(await here.request('PUT', '/api/v1/me/password', { json: { current_password: 'not my password', password: password('next') } }), 422, 'validation_failed', 'current_password');
-      assertProblem(await here.request('PUT', '/api/v1/me/password', { json: { current_password: user.password, password: 'short' } }), 422, 'validation_failed', 'password');
+      assertProblem(
+        await here.request('PUT', '/api/v1/me/password', {
+          json: { current_password: 'not my password', password: password('next') },
+        }),
+        422,
+        'validation_failed',
+        'current_password',
+      );
+      assertProblem(
+        await here.request('PUT', '/api/v1/me/password', {
+          json: { current_password: user.password, password: 'short' },
+        }),
+        422,
+        'validation_failed',
+        'password',
+      );
       assert.equal((await there.get('/api/v1/me')).status, 200, 'failed changes end nothing');
 
       const next = password('next');
-      const changed = await here.request('PUT', '/api/v1/me/password', { json: { current_password: user.password, password: next } });
+      const changed = await here.request('PUT', '/api/v1/me/password', {
+        json: { current_password: user.password, password: next },
+      });
       assert.equal(changed.status, 204, changed.text);
       assert.equal((await here.get('/api/v1/me')).status, 200, 'this session keeps working');
       assertProblem(await there.get('/api/v1/me'), 401, 'unauthenticated');
       assertProblem(await me(token), 401, 'unauthenticated');
       assertProblem(await remembered.get('/api/v1/me'), 401, 'unauthenticated');
-      assertProblem(await anon(app, 'POST', '/api/v1/auth/login', { email: user.email, password: user.password }), 401, 'invalid_credentials');
+      assertProblem(
+        await anon(app, 'POST', '/api/v1/auth/login', { email: user.email, password: user.password }),
+        401,
+        'invalid_credentials',
+      );
       await signIn({ ...user, password: next });
     });
 
@@ -711,7 +1049,9 @@ for (const dialect of DIALECTS) {
         return { res, data: Buffer.from(await res.arrayBuffer()) };
       };
 
-      const png = await sharp({ create: { width: 400, height: 300, channels: 3, background: 'blue' } }).png().toBuffer();
+      const png = await sharp({ create: { width: 400, height: 300, channels: 3, background: 'blue' } })
+        .png()
+        .toBuffer();
       const saved = await upload(png, 'me.png', 'image/png');
       assert.equal(saved.status, 200, saved.text);
       const url: string = saved.body.data.avatar_url;
@@ -725,7 +1065,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([meta.format, meta.width, meta.height], ['webp', 256, 256]);
       assert.equal(meta.exif, undefined);
       // Any signed-in user may see it; nobody anonymous.
-      assert.equal((await fetch(app.url + url, { headers: { authorization: `Bearer ${app.admin.token}` } })).status, 200);
+      assert.equal(
+        (await fetch(app.url + url, { headers: { authorization: `Bearer ${app.admin.token}` } })).status,
+        200,
+      );
       assert.equal((await fetch(app.url + url)).status, 401);
 
       const jpeg = await sharp({ create: { width: 300, height: 500, channels: 3, background: 'red' } })
@@ -742,13 +1085,24 @@ for (const dialect of DIALECTS) {
       assert.equal(secondMeta.exif, undefined, 'EXIF is stripped');
       assert.ok(!second.data.includes('Secret Camera Owner'));
 
-      assertProblem(await upload(Buffer.from('just some text, not an image\n'), 'x.png', 'image/png'), 422, 'validation_failed', 'avatar');
+      assertProblem(
+        await upload(Buffer.from('just some text, not an image\n'), 'x.png', 'image/png'),
+        422,
+        'validation_failed',
+        'avatar',
+      );
       assertProblem(await upload(png, 'me.png', 'image/png', 'picture'), 422, 'validation_failed', 'avatar');
-      const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>');
+      const svg = Buffer.from(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>',
+      );
       assertProblem(await upload(svg, 'x.svg', 'image/svg+xml'), 422, 'validation_failed', 'avatar');
       const big = Buffer.concat([png, randomBytes(2 * 1024 * 1024 + 1024)]);
       assertProblem(await upload(big, 'big.png', 'image/png'), 413, 'payload_too_large');
-      assert.equal((await me(token)).body.data.avatar_url, fromJpeg.body.data.avatar_url, 'refused uploads change nothing');
+      assert.equal(
+        (await me(token)).body.data.avatar_url,
+        fromJpeg.body.data.avatar_url,
+        'refused uploads change nothing',
+      );
 
       const removed = await app.request('DELETE', '/api/v1/me/avatar', { token });
       assert.equal(removed.status, 200, removed.text);
@@ -772,7 +1126,9 @@ for (const dialect of DIALECTS) {
       }
       const has = (method: string, path: string) => routes.some(([m, p]) => m === method && p === path);
       assert.ok(has('GET', '/api/v1/contacts') && has('POST', '/api/v1/contacts'));
-      assert.ok(has('GET', '/api/v1/users/{id}') && has('PATCH', '/api/v1/users/{id}') && has('DELETE', '/api/v1/users/{id}'));
+      assert.ok(
+        has('GET', '/api/v1/users/{id}') && has('PATCH', '/api/v1/users/{id}') && has('DELETE', '/api/v1/users/{id}'),
+      );
       assert.ok(has('GET', '/api/v1/me/tokens') && has('POST', '/api/v1/me/tokens'));
       assert.ok(has('GET', '/api/v1/me') && has('PUT', '/api/v1/me/password'));
       assert.ok(!has('POST', '/api/v1/auth/login'), 'sign-in is public');
@@ -793,19 +1149,28 @@ for (const dialect of DIALECTS) {
       }
       // A bad token is a 401 too, even with a valid session cookie beside it.
       const browser = await signIn(await makeUser('mixed'));
-      assertProblem(await browser.request('GET', '/api/v1/me', { headers: { authorization: 'Bearer lb_nope' } }), 401, 'unauthenticated');
+      assertProblem(
+        await browser.request('GET', '/api/v1/me', { headers: { authorization: 'Bearer lb_nope' } }),
+        401,
+        'unauthenticated',
+      );
     });
 
     test('a cookie-authenticated change must come from this origin', async () => {
       const user = await makeUser('origin');
       const browser = await signIn(user);
-      const post = (headers: Record<string, string>) => browser.request('POST', '/api/v1/contacts', { json: { name: `Origin test ${hex()}` }, headers });
+      const post = (headers: Record<string, string>) =>
+        browser.request('POST', '/api/v1/contacts', { json: { name: `Origin test ${hex()}` }, headers });
       const before = (await app.get('/api/v1/contacts?per_page=1')).body.meta.total;
       assertProblem(await post({ origin: 'http://evil.example' }), 403, 'cross_origin');
       assertProblem(await post({ 'sec-fetch-site': 'cross-site' }), 403, 'cross_origin');
       assertProblem(await post({ 'sec-fetch-site': 'same-site' }), 403, 'cross_origin');
       assert.equal((await app.get('/api/v1/contacts?per_page=1')).body.meta.total, before, 'nothing was created');
-      assertProblem(await browser.request('POST', '/api/v1/auth/logout', { headers: { origin: 'http://evil.example' } }), 403, 'cross_origin');
+      assertProblem(
+        await browser.request('POST', '/api/v1/auth/logout', { headers: { origin: 'http://evil.example' } }),
+        403,
+        'cross_origin',
+      );
       assert.equal((await browser.get('/api/v1/me')).status, 200, 'a cross-site sign-out did not happen');
 
       const same = await post({ 'sec-fetch-site': 'same-origin' });
@@ -813,8 +1178,14 @@ for (const dialect of DIALECTS) {
       const sameOrigin = await post({ origin: app.url });
       assert.equal(sameOrigin.status, 201, sameOrigin.text);
       // Reading is fine from anywhere; a bearer token carries no ambient authority.
-      assert.equal((await browser.request('GET', '/api/v1/me', { headers: { 'sec-fetch-site': 'cross-site' } })).status, 200);
-      const bearer = await app.request('POST', '/api/v1/contacts', { json: { name: 'Via token' }, headers: { origin: 'http://evil.example' } });
+      assert.equal(
+        (await browser.request('GET', '/api/v1/me', { headers: { 'sec-fetch-site': 'cross-site' } })).status,
+        200,
+      );
+      const bearer = await app.request('POST', '/api/v1/contacts', {
+        json: { name: 'Via token' },
+        headers: { origin: 'http://evil.example' },
+      });
       assert.equal(bearer.status, 201);
     });
 
@@ -823,15 +1194,30 @@ for (const dialect of DIALECTS) {
       const user = await makeUser('throttled');
       const other = await makeUser('unthrottled');
       for (let i = 0; i < 5; i++) {
-        assertProblem(await anon(app, 'POST', '/api/v1/auth/login', { email: user.email, password: `wrong ${i} password` }), 401, 'invalid_credentials');
+        assertProblem(
+          await anon(app, 'POST', '/api/v1/auth/login', { email: user.email, password: `wrong ${i} password` }),
+          401,
+          'invalid_credentials',
+        );
       }
       const sixth = await anon(app, 'POST', '/api/v1/auth/login', { email: user.email, password: user.password });
       assertProblem(sixth, 429, 'throttled');
       const retry = Number(sixth.headers.get('retry-after'));
-      assert.ok(Number.isInteger(retry) && retry >= 1 && retry <= 60, `Retry-After ${sixth.headers.get('retry-after')}`);
+      assert.ok(
+        Number.isInteger(retry) && retry >= 1 && retry <= 60,
+        `Retry-After ${sixth.headers.get('retry-after')}`,
+      );
       assert.equal(setCookie(sixth, SESSION), undefined);
-      assertProblem(await anon(app, 'POST', '/api/v1/auth/login', { email: user.email.toUpperCase(), password: user.password }), 429, 'throttled');
-      assertProblem(await anon(app, 'POST', '/api/v1/auth/token', { email: user.email, password: user.password, device_name: 'x' }), 429, 'throttled');
+      assertProblem(
+        await anon(app, 'POST', '/api/v1/auth/login', { email: user.email.toUpperCase(), password: user.password }),
+        429,
+        'throttled',
+      );
+      assertProblem(
+        await anon(app, 'POST', '/api/v1/auth/token', { email: user.email, password: user.password, device_name: 'x' }),
+        429,
+        'throttled',
+      );
       const fine = await anon(app, 'POST', '/api/v1/auth/login', { email: other.email, password: other.password });
       assert.equal(fine.status, 200, 'another email is not throttled');
     });
@@ -841,17 +1227,32 @@ for (const dialect of DIALECTS) {
       const token = await tokenFor(user);
       const secret = await startTwoFactor(user, token);
       await waitForRoom(5);
-      const confirmed = await app.request('POST', '/api/v1/me/two-factor/confirm', { json: { code: oathtool(secret, Date.now()) }, token });
+      const confirmed = await app.request('POST', '/api/v1/me/two-factor/confirm', {
+        json: { code: oathtool(secret, Date.now()) },
+        token,
+      });
       assert.equal(confirmed.status, 200, confirmed.text);
       for (const code of confirmed.body.recovery_codes) ledger.issued(app, code, 'recovery code');
       const browser = await halfSignIn(user);
       const wrong = wrongCode(secret);
-      for (let i = 0; i < 5; i++) assertProblem(await browser.post('/api/v1/auth/two-factor-challenge', { code: wrong }), 422, 'validation_failed', 'code');
+      for (let i = 0; i < 5; i++)
+        assertProblem(
+          await browser.post('/api/v1/auth/two-factor-challenge', { code: wrong }),
+          422,
+          'validation_failed',
+          'code',
+        );
       await waitForRoom(3);
-      const sixth = await browser.post('/api/v1/auth/two-factor-challenge', { code: oathtool(secret, Date.now() + STEP_MS) });
+      const sixth = await browser.post('/api/v1/auth/two-factor-challenge', {
+        code: oathtool(secret, Date.now() + STEP_MS),
+      });
       assertProblem(sixth, 429, 'throttled');
       assert.match(sixth.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
-      assertProblem(await browser.post('/api/v1/auth/two-factor-challenge', { recovery_code: confirmed.body.recovery_codes[0] }), 429, 'throttled');
+      assertProblem(
+        await browser.post('/api/v1/auth/two-factor-challenge', { recovery_code: confirmed.body.recovery_codes[0] }),
+        429,
+        'throttled',
+      );
       assert.equal((await browser.get('/api/v1/me')).status, 401);
     });
 
@@ -861,28 +1262,41 @@ for (const dialect of DIALECTS) {
       while (stepOf(Date.now()) <= drift.confirmedStep) await sleep(250);
       await waitForRoom(5);
       const browser = await halfSignIn(drift);
-      const passed = await browser.post('/api/v1/auth/two-factor-challenge', { code: oathtool(drift.secret, Date.now() - STEP_MS) });
+      const passed = await browser.post('/api/v1/auth/two-factor-challenge', {
+        code: oathtool(drift.secret, Date.now() - STEP_MS),
+      });
       assert.equal(passed.status, 200, passed.text);
       assert.equal((await browser.get('/api/v1/me')).body.data.email, drift.email);
       const again = await halfSignIn(drift);
-      assertProblem(await again.post('/api/v1/auth/two-factor-challenge', { code: oathtool(drift.secret, Date.now() - 2 * STEP_MS) }), 422, 'validation_failed', 'code');
+      assertProblem(
+        await again.post('/api/v1/auth/two-factor-challenge', {
+          code: oathtool(drift.secret, Date.now() - 2 * STEP_MS),
+        }),
+        422,
+        'validation_failed',
+        'code',
+      );
     });
 
     // ---------------------------------------------------------------- 11
     test('no secret shows anywhere but where it was issued; hidden fields never appear', async () => {
       assert.ok(ledger.items.length > 40, `secrets tracked: ${ledger.items.length}`);
       const problems: string[] = [];
-      const hiddenKey = /"(password|remember_token|two_factor_secret|two_factor_recovery_codes)"\s*:\s*("|null|\{|\d|true|false)/;
-      const hiddenKeyButPassword = /"(remember_token|two_factor_secret|two_factor_recovery_codes)"\s*:\s*("|null|\{|\d|true|false)/;
+      const hiddenKey =
+        /"(password|remember_token|two_factor_secret|two_factor_recovery_codes)"\s*:\s*("|null|\{|\d|true|false)/;
+      const hiddenKeyButPassword =
+        /"(remember_token|two_factor_secret|two_factor_recovery_codes)"\s*:\s*("|null|\{|\d|true|false)/;
       // Session cookie secrets: each only in the response that set it.
       const sessionValues = new Map<string, number>();
       for (const each of apps) {
         for (const response of each.responses) {
-          for (const m of response.matchAll(/leadbook_session=([^;\s]+)/g)) sessionValues.set(m[1]!, (sessionValues.get(m[1]!) ?? 0) + 1);
+          for (const m of response.matchAll(/leadbook_session=([^;\s]+)/g))
+            sessionValues.set(m[1]!, (sessionValues.get(m[1]!) ?? 0) + 1);
         }
       }
       assert.ok(sessionValues.size > 10);
-      for (const count of sessionValues.values()) if (count !== 1) problems.push(`a session cookie shows in ${count} responses`);
+      for (const count of sessionValues.values())
+        if (count !== 1) problems.push(`a session cookie shows in ${count} responses`);
 
       for (const each of apps) {
         each.responses.forEach((response, index) => {
@@ -893,13 +1307,18 @@ for (const dialect of DIALECTS) {
           }
           // The OpenAPI document names "password" as an input property; no other response may.
           const isOpenApi = /"openapi"\s*:\s*"3\./.test(response);
-          if ((isOpenApi ? hiddenKeyButPassword : hiddenKey).test(response)) problems.push(`a hidden field in response #${index}: ${response.slice(0, 300)}`);
-          for (const [value] of sessionValues) if (response.includes(value) && !response.includes(`leadbook_session=${value}`)) problems.push(`a session secret in a body #${index}`);
+          if ((isOpenApi ? hiddenKeyButPassword : hiddenKey).test(response))
+            problems.push(`a hidden field in response #${index}: ${response.slice(0, 300)}`);
+          for (const [value] of sessionValues)
+            if (response.includes(value) && !response.includes(`leadbook_session=${value}`))
+              problems.push(`a session secret in a body #${index}`);
         });
         assert.ok(each.logs.length > 0);
         for (const line of each.logs) {
-          for (const secret of ledger.items) if (line.includes(secret.value)) problems.push(`${secret.what} in a log line: ${line.slice(0, 300)}`);
-          for (const [value] of sessionValues) if (line.includes(value)) problems.push(`a session secret in a log line: ${line.slice(0, 300)}`);
+          for (const secret of ledger.items)
+            if (line.includes(secret.value)) problems.push(`${secret.what} in a log line: ${line.slice(0, 300)}`);
+          for (const [value] of sessionValues)
+            if (line.includes(value)) problems.push(`a session secret in a log line: ${line.slice(0, 300)}`);
           if (hiddenKey.test(line)) problems.push(`a hidden field in a log line: ${line.slice(0, 300)}`);
         }
       }

@@ -10,7 +10,8 @@ describe('leadbook command', () => {
   test('--help on the command and on each subcommand', async () => {
     const top = await runCli(['--help']);
     assert.equal(top.code, 0);
-    for (const word of ['serve', 'migrate', 'user:create', 'DATABASE_URL', 'DATA_DIR']) assert.match(top.stdout, new RegExp(word));
+    for (const word of ['serve', 'migrate', 'user:create', 'DATABASE_URL', 'DATA_DIR'])
+      assert.match(top.stdout, new RegExp(word));
     for (const sub of ['serve', 'migrate', 'user:create']) {
       const help = await runCli([sub, '--help']);
       assert.equal(help.code, 0, sub);
@@ -25,7 +26,11 @@ describe('leadbook command', () => {
     const fresh = await freshDatabase('sqlite');
     const env = { DATA_DIR: fresh.options.dataDir, DATABASE_URL: '' };
     try {
-      const made = await runCli(['user:create', '--admin', '--email', 'Owner@Example.com', '--name', 'Owner'], env, 'a long cli pass phrase\n');
+      const made = await runCli(
+        ['user:create', '--admin', '--email', 'Owner@Example.com', '--name', 'Owner'],
+        env,
+        'a long cli pass phrase\n',
+      );
       assert.equal(made.code, 0, made.stderr);
       assert.match(made.stdout, /Created admin Owner@Example.com/);
       assert.doesNotMatch(made.stdout + made.stderr, /a long cli pass phrase/);
@@ -37,7 +42,11 @@ describe('leadbook command', () => {
 
       const served = await serveCli({ ...env, LOG_LEVEL: 'warn' });
       try {
-        const login = await fetch(`${served.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@example.com', password: 'a long cli pass phrase' }) });
+        const login = await fetch(`${served.url}/api/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'owner@example.com', password: 'a long cli pass phrase' }),
+        });
         assert.equal(login.status, 200, 'the account signs in, email matched case-insensitively');
         assert.equal(((await login.json()) as { data: { role: string } }).data.role, 'admin');
       } finally {
@@ -71,11 +80,23 @@ describe('leadbook command', () => {
         try {
           const json = { 'content-type': 'application/json' };
           const account = { email: 'first@example.com', password: 'first account pass phrase' };
-          const registered = await fetch(`${served.url}/api/v1/auth/register`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'First', ...account }) });
+          const registered = await fetch(`${served.url}/api/v1/auth/register`, {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify({ name: 'First', ...account }),
+          });
           assert.equal(registered.status, 201);
-          const issued = await fetch(`${served.url}/api/v1/auth/token`, { method: 'POST', headers: json, body: JSON.stringify({ ...account, device_name: 'cli test' }) });
+          const issued = await fetch(`${served.url}/api/v1/auth/token`, {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify({ ...account, device_name: 'cli test' }),
+          });
           const { token } = (await issued.json()) as { token: string };
-          const created = await fetch(`${served.url}/api/v1/contacts`, { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: '{"name":"From the CLI"}' });
+          const created = await fetch(`${served.url}/api/v1/contacts`, {
+            method: 'POST',
+            headers: { ...json, authorization: `Bearer ${token}` },
+            body: '{"name":"From the CLI"}',
+          });
           assert.equal(created.status, 201);
           const ready = await fetch(`${served.url}/readyz`);
           assert.equal(ready.status, 200);

@@ -23,10 +23,13 @@ function upload(csv: string | Uint8Array<ArrayBuffer>, filename = 'rows.csv', ty
 const rowsOf = (text: string): string[][] => parse(text, { bom: true });
 
 /** A CSV line; cells with a comma, quote or line break are quoted. */
-const line = (cells: unknown[]) => cells.map((c) => {
-  const s = c === null || c === undefined ? '' : String(c);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}).join(',');
+const line = (cells: unknown[]) =>
+  cells
+    .map((c) => {
+      const s = c === null || c === undefined ? '' : String(c);
+      return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+    })
+    .join(',');
 const csvOf = (header: string[], rows: unknown[][]) => `${[line(header), ...rows.map(line)].join('\r\n')}\r\n`;
 
 /** What the export writes for a value the API answers. */
@@ -65,7 +68,8 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** The import form's CSRF token: a field before the file, never in its address (it would stay in the history). */
 const csrfOfImportForm = (html: string) => {
-  const form = /<form method="post" action="\/[a-z]+\/import" enctype="multipart\/form-data"[^>]*>([\s\S]*?)<\/form>/.exec(html);
+  const form =
+    /<form method="post" action="\/[a-z]+\/import" enctype="multipart\/form-data"[^>]*>([\s\S]*?)<\/form>/.exec(html);
   assert.ok(form, 'the import form posts to an address without its token');
   const fields = [...form[1]!.matchAll(/<input[^>]* name="([^"]+)"/g)].map((m) => m[1]);
   assert.deepEqual(fields.slice(0, 2), ['_csrf', 'file'], 'the token comes before the file');
@@ -86,16 +90,26 @@ const TRICKY = '=HYPERLINK("http://evil.example","a, b")\nsecond line 😀';
 for (const dialect of DIALECTS) {
   describe(`CSV import and export (${dialect})`, () => {
     let app: TestApp;
-    before(async () => { app = await startApp(dialect); });
-    after(async () => { await app?.close(); });
+    before(async () => {
+      app = await startApp(dialect);
+    });
+    after(async () => {
+      await app?.close();
+    });
 
-    const total = async (resource = 'contacts') => (await app.get(`/api/v1/${resource}?per_page=1`)).body.meta.total as number;
+    const total = async (resource = 'contacts') =>
+      (await app.get(`/api/v1/${resource}?per_page=1`)).body.meta.total as number;
     const importFile = (resource: string, csv: string | Uint8Array<ArrayBuffer>, token?: string | null) =>
       app.request('POST', `/api/v1/${resource}/import`, { body: upload(csv), token });
 
     test('an import of 1,200 rows creates them all; the export streams them all, past one page, in list order', async () => {
       const header = ['name', 'email', 'city', 'service_id'];
-      const rows = Array.from({ length: 1200 }, (_, i) => [`Bulk ${String(i).padStart(4, '0')}`, `bulk${i}@example.com`, i % 2 ? 'Oslo' : 'Porto', i]);
+      const rows = Array.from({ length: 1200 }, (_, i) => [
+        `Bulk ${String(i).padStart(4, '0')}`,
+        `bulk${i}@example.com`,
+        i % 2 ? 'Oslo' : 'Porto',
+        i,
+      ]);
       const imported = await importFile('contacts', csvOf(header, rows));
       assert.equal(imported.status, 200, imported.text);
       assert.deepEqual(imported.body, { created: 1200, failed: [] });
@@ -104,15 +118,29 @@ for (const dialect of DIALECTS) {
       const exported = await app.get('/api/v1/contacts/export?format=csv');
       assert.equal(exported.status, 200, exported.text);
       assert.equal(exported.headers.get('content-type'), 'text/csv; charset=utf-8');
-      assert.match(exported.headers.get('content-disposition') ?? '', /^attachment; filename="contacts-\d{4}-\d{2}-\d{2}\.csv"$/);
+      assert.match(
+        exported.headers.get('content-disposition') ?? '',
+        /^attachment; filename="contacts-\d{4}-\d{2}-\d{2}\.csv"$/,
+      );
       const [head, ...body] = rowsOf(exported.text);
-      assert.deepEqual(head, exportFields(contact).map((f) => f.name), 'the header row is the fields in index');
+      assert.deepEqual(
+        head,
+        exportFields(contact).map((f) => f.name),
+        'the header row is the fields in index',
+      );
       assert.ok(!head!.includes('password') && !head!.includes('id'));
       assert.equal(body.length, 1200);
       const listed = await everything(app, '/api/v1/contacts');
-      assert.deepEqual(body.map((r) => r[0]), listed.map((r) => r.name), 'the same records in the same (default, newest first) order');
+      assert.deepEqual(
+        body.map((r) => r[0]),
+        listed.map((r) => r.name),
+        'the same records in the same (default, newest first) order',
+      );
       const createdBy = head!.indexOf('created_by');
-      assert.ok(body.every((r) => r[createdBy] === String(app.admin.id)), 'created_by is the importer');
+      assert.ok(
+        body.every((r) => r[createdBy] === String(app.admin.id)),
+        'created_by is the importer',
+      );
     });
 
     test('a filtered, sorted export is the API list: same rows, same order, values written exactly and safely', async () => {
@@ -125,18 +153,32 @@ for (const dialect of DIALECTS) {
       for (const body of made) assert.equal((await app.post('/api/v1/contacts', body)).status, 201);
       const query = `search=${encodeURIComponent('zür')}&filter[service_id][in]=3,9&sort=-service_id,name`;
       const listed = (await app.get(`/api/v1/contacts?${query}&per_page=100`)).body.data as Json[];
-      assert.deepEqual(listed.map((r) => r.name), ['Ann', TRICKY, 'Béla'], 'by service_id descending, then name ("=" sorts before "B")');
+      assert.deepEqual(
+        listed.map((r) => r.name),
+        ['Ann', TRICKY, 'Béla'],
+        'by service_id descending, then name ("=" sorts before "B")',
+      );
 
       const exported = await app.get(`/api/v1/contacts/export?${query}`);
       assert.equal(exported.status, 200, exported.text);
-      assert.ok(exported.text.includes('"\'=HYPERLINK(""http://evil.example"",""a, b"")\nsecond line 😀"'), 'quoted, quotes doubled, formula defused');
+      assert.ok(
+        exported.text.includes('"\'=HYPERLINK(""http://evil.example"",""a, b"")\nsecond line 😀"'),
+        'quoted, quotes doubled, formula defused',
+      );
       const fields = exportFields(contact);
       const [, ...rows] = rowsOf(exported.text);
-      assert.deepEqual(rows, listed.map((record) => fields.map((f) => cell(f, record[f.name]))));
+      assert.deepEqual(
+        rows,
+        listed.map((record) => fields.map((f) => cell(f, record[f.name]))),
+      );
       const at = (name: string) => rows[listed.findIndex((r) => r.name === name)]!;
       assert.equal(at('Béla')[fields.findIndex((f) => f.name === 'phone')], "'@home");
       assert.equal(at(TRICKY)[fields.findIndex((f) => f.name === 'budget')], "'-5 EUR");
-      assert.equal(at('Ann')[fields.findIndex((f) => f.name === 'source_id')], '-7', 'a negative number stays a number');
+      assert.equal(
+        at('Ann')[fields.findIndex((f) => f.name === 'source_id')],
+        '-7',
+        'a negative number stays a number',
+      );
 
       // The export imports again, to the same values: the quote added against formulas comes off.
       const before = await total();
@@ -148,7 +190,8 @@ for (const dialect of DIALECTS) {
       for (const original of listed) {
         const twins = copies.filter((c) => c.name === original.name);
         assert.equal(twins.length, 2, original.name);
-        for (const f of fields.filter((f) => f.name !== 'created_by')) assert.deepEqual(twins[0][f.name], twins[1][f.name], f.name);
+        for (const f of fields.filter((f) => f.name !== 'created_by'))
+          assert.deepEqual(twins[0][f.name], twins[1][f.name], f.name);
       }
 
       const wrongFormat = await app.get('/api/v1/contacts/export?format=xml');
@@ -156,14 +199,23 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(Object.keys(wrongFormat.body.errors), ['format']);
       assertProblem(await app.get('/api/v1/contacts/export?filter[nope]=1'), 422, 'validation_failed');
       const auth = { authorization: `Bearer ${app.admin.token}` };
-      assert.ok(!(await rawBody(app, '/api/v1/contacts/export?search=B%C3%A9la', auth)).subarray(0, 3).equals(BOM), 'no byte order mark unless asked for');
+      assert.ok(
+        !(await rawBody(app, '/api/v1/contacts/export?search=B%C3%A9la', auth)).subarray(0, 3).equals(BOM),
+        'no byte order mark unless asked for',
+      );
       const withBom = await rawBody(app, '/api/v1/contacts/export?bom=true&search=B%C3%A9la', auth);
       assert.ok(withBom.subarray(0, 8).equals(Buffer.concat([BOM, Buffer.from('name,')])));
     });
 
     test('inquiries: big integers exact, booleans true/false/empty, dates RFC 3339 — and back', async () => {
       const big = 9007199254740993n;
-      const made = await app.post('/api/v1/inquiries', { name: 'Big ticket', ticket_id: big, status: true, inquiry_status: false, ticket_date: '2026-11-22' });
+      const made = await app.post('/api/v1/inquiries', {
+        name: 'Big ticket',
+        ticket_id: big,
+        status: true,
+        inquiry_status: false,
+        ticket_date: '2026-11-22',
+      });
       assert.equal(made.status, 201, made.text);
       const exported = await app.get('/api/v1/inquiries/export?search=Big%20ticket');
       const [head, row] = rowsOf(exported.text);
@@ -173,7 +225,10 @@ for (const dialect of DIALECTS) {
       assert.equal(value('inquiry_status'), 'false');
       assert.equal(value('inquiry_type'), '');
       assert.equal(value('ticket_date'), '2026-11-22T00:00:00.000Z');
-      assert.deepEqual(head, exportFields(inquiry).map((f) => f.name));
+      assert.deepEqual(
+        head,
+        exportFields(inquiry).map((f) => f.name),
+      );
 
       const again = await importFile('inquiries', exported.text);
       assert.deepEqual(again.body, { created: 1, failed: [] });
@@ -190,12 +245,15 @@ for (const dialect of DIALECTS) {
 
     test('3 good rows and 1 bad: 3 created, the bad one reported by row number with its field errors', async () => {
       const before = await total();
-      const csv = csvOf(['id', 'name', 'service_id', 'created_at', 'email'], [
-        [999999, 'Good one', 1, '2001-01-01T00:00:00Z', 'one@example.com'],
-        ['', 'Good two', '', '', ''],
-        ['', 'Good, "three"', '42', '', 'three@example.com'],
-        ['', 'x'.repeat(256), 'abc', '', 'four@example.com'],
-      ]);
+      const csv = csvOf(
+        ['id', 'name', 'service_id', 'created_at', 'email'],
+        [
+          [999999, 'Good one', 1, '2001-01-01T00:00:00Z', 'one@example.com'],
+          ['', 'Good two', '', '', ''],
+          ['', 'Good, "three"', '42', '', 'three@example.com'],
+          ['', 'x'.repeat(256), 'abc', '', 'four@example.com'],
+        ],
+      );
       const reply = await importFile('contacts', `\uFEFF${csv}`);
       assert.equal(reply.status, 200, reply.text);
       assert.equal(reply.body.created, 3);
@@ -218,7 +276,10 @@ for (const dialect of DIALECTS) {
 
     test('unknown columns: 422 naming them, and nothing written', async () => {
       const before = await total();
-      const reply = await importFile('contacts', csvOf(['name', 'emial', 'password'], [['Nobody', 'x@example.com', 'secret123']]));
+      const reply = await importFile(
+        'contacts',
+        csvOf(['name', 'emial', 'password'], [['Nobody', 'x@example.com', 'secret123']]),
+      );
       assertProblem(reply, 422, 'validation_failed');
       assert.deepEqual(Object.keys(reply.body.errors).sort(), ['emial', 'password']);
       assert.match(reply.body.detail, /emial/);
@@ -230,9 +291,14 @@ for (const dialect of DIALECTS) {
       const before = await total();
       const ragged = await importFile('contacts', 'name,city\r\nRagged,Oslo,extra\r\nFine,Oslo\r\n');
       assert.equal(ragged.body.created, 1);
-      assert.deepEqual(ragged.body.failed, [{ row: 1, line: 2, errors: { _row: ['has 3 values; the header row has 2 columns'] } }]);
+      assert.deepEqual(ragged.body.failed, [
+        { row: 1, line: 2, errors: { _row: ['has 3 values; the header row has 2 columns'] } },
+      ]);
 
-      const broken = await importFile('contacts', 'name,city\nKept one,Oslo\nKept two,Oslo\n"Broken"x,Oslo\nNever,Oslo\n');
+      const broken = await importFile(
+        'contacts',
+        'name,city\nKept one,Oslo\nKept two,Oslo\n"Broken"x,Oslo\nNever,Oslo\n',
+      );
       assertProblem(broken, 400, 'malformed_csv');
       assert.match(broken.body.detail, /at line 4/);
       assert.match(broken.body.detail, /2 created/);
@@ -243,38 +309,59 @@ for (const dialect of DIALECTS) {
     test('the upload: non-multipart 415, no file 422, not CSV 415, too large 413', async () => {
       const json = await app.request('POST', '/api/v1/contacts/import', { json: { name: 'x' } });
       assertProblem(json, 415, 'unsupported_media_type');
-      const text = await app.request('POST', '/api/v1/contacts/import', { body: 'name\nx\n', headers: { 'content-type': 'text/csv' } });
+      const text = await app.request('POST', '/api/v1/contacts/import', {
+        body: 'name\nx\n',
+        headers: { 'content-type': 'text/csv' },
+      });
       assertProblem(text, 415, 'unsupported_media_type');
       assert.match(text.body.detail, /multipart\/form-data/);
       const other = new FormData();
       other.append('upload', new Blob(['name\nx\n'], { type: 'text/csv' }), 'a.csv');
       assertProblem(await app.request('POST', '/api/v1/contacts/import', { body: other }), 422, 'validation_failed');
-      const image = await app.request('POST', '/api/v1/contacts/import', { body: upload(Buffer.from([0x89, 0x50, 0x4e, 0x47]), 'photo.png', 'image/png') });
+      const image = await app.request('POST', '/api/v1/contacts/import', {
+        body: upload(Buffer.from([0x89, 0x50, 0x4e, 0x47]), 'photo.png', 'image/png'),
+      });
       assertProblem(image, 415, 'unsupported_media_type');
       const utf16 = await importFile('contacts', Buffer.from('name\r\nx\r\n', 'utf16le'));
       assertProblem(utf16, 415, 'unsupported_media_type');
 
       const before = await total();
-      const tooBig = await importCsv({ database: app.database, actor: { id: BigInt(app.admin.id), role: 'admin' } }, contact,
-        Readable.from([Buffer.from('name\n'), Buffer.from('a\n'.repeat(100))]), { maxBytes: 64 }).catch((e: unknown) => e);
+      const tooBig = await importCsv(
+        { database: app.database, actor: { id: BigInt(app.admin.id), role: 'admin' } },
+        contact,
+        Readable.from([Buffer.from('name\n'), Buffer.from('a\n'.repeat(100))]),
+        { maxBytes: 64 },
+      ).catch((e: unknown) => e);
       assert.equal((tooBig as { status?: number }).status, 413);
       assert.equal(await total(), before, 'rows of the batch in progress are not written past the limit');
     });
 
     test('users: the hashed password works, a taken email fails that row only; agents may neither export nor import users', async () => {
-      const csv = csvOf(['name', 'email', 'password', 'role'], [
-        ['Agent One', 'agent.one@example.com', 'correct horse 1', 'agent'],
-        ['Copycat', app.admin.email.toUpperCase(), 'correct horse 2', ''],
-        ['Agent Two', 'agent.two@example.com', 'short', 'agent'],
-        ['Agent Three', 'agent.three@example.com', 'correct horse 3', ''],
-      ]);
+      const csv = csvOf(
+        ['name', 'email', 'password', 'role'],
+        [
+          ['Agent One', 'agent.one@example.com', 'correct horse 1', 'agent'],
+          ['Copycat', app.admin.email.toUpperCase(), 'correct horse 2', ''],
+          ['Agent Two', 'agent.two@example.com', 'short', 'agent'],
+          ['Agent Three', 'agent.three@example.com', 'correct horse 3', ''],
+        ],
+      );
       const reply = await importFile('users', csv);
       assert.equal(reply.status, 200, reply.text);
       assert.equal(reply.body.created, 2);
-      assert.deepEqual(reply.body.failed.map((f: Json) => [f.row, Object.keys(f.errors)]), [[2, ['email']], [3, ['password']]]);
+      assert.deepEqual(
+        reply.body.failed.map((f: Json) => [f.row, Object.keys(f.errors)]),
+        [
+          [2, ['email']],
+          [3, ['password']],
+        ],
+      );
       assert.deepEqual(reply.body.failed[0].errors.email, ['is already taken']);
 
-      const token = await app.request('POST', '/api/v1/auth/token', { json: { email: 'agent.one@example.com', password: 'correct horse 1', device_name: 'csv test' }, token: null });
+      const token = await app.request('POST', '/api/v1/auth/token', {
+        json: { email: 'agent.one@example.com', password: 'correct horse 1', device_name: 'csv test' },
+        token: null,
+      });
       assert.equal(token.status, 201, 'the imported password was hashed and works');
       const agent = token.body.token as string;
       const exported = await app.get('/api/v1/users/export');
@@ -284,8 +371,16 @@ for (const dialect of DIALECTS) {
       assert.ok(three.includes('agent'), 'role defaults to agent');
 
       assertProblem(await app.request('GET', '/api/v1/users/export', { token: agent }), 403, 'forbidden');
-      assertProblem(await app.request('POST', '/api/v1/users/import', { body: upload(csv), token: agent }), 403, 'forbidden');
-      assert.equal((await app.request('GET', '/api/v1/contacts/export?search=Ann', { token: agent })).status, 200, 'agents export contacts');
+      assertProblem(
+        await app.request('POST', '/api/v1/users/import', { body: upload(csv), token: agent }),
+        403,
+        'forbidden',
+      );
+      assert.equal(
+        (await app.request('GET', '/api/v1/contacts/export?search=Ann', { token: agent })).status,
+        200,
+        'agents export contacts',
+      );
       assertProblem(await app.request('GET', '/api/v1/contacts/export', { token: null }), 401, 'unauthenticated');
     });
 
@@ -295,7 +390,11 @@ for (const dialect of DIALECTS) {
         assert.ok(doc.paths[`/api/v1/${resource}/export`]?.get?.responses['200'].content['text/csv'], resource);
         const post = doc.paths[`/api/v1/${resource}/import`]?.post;
         assert.ok(post?.requestBody.content['multipart/form-data'], resource);
-        assert.deepEqual(Object.keys(post.responses['200'].content['application/json'].schema.properties), ['created', 'failed', 'failed_truncated']);
+        assert.deepEqual(Object.keys(post.responses['200'].content['application/json'].schema.properties), [
+          'created',
+          'failed',
+          'failed_truncated',
+        ]);
       }
     });
 
@@ -303,7 +402,9 @@ for (const dialect of DIALECTS) {
       let browser: Client;
       before(async () => {
         browser = app.client();
-        const login = await browser.request('POST', '/api/v1/auth/login', { json: { email: app.admin.email, password: app.admin.password } });
+        const login = await browser.request('POST', '/api/v1/auth/login', {
+          json: { email: app.admin.email, password: app.admin.password },
+        });
         assert.equal(login.status, 200, login.text);
       });
 
@@ -311,7 +412,12 @@ for (const dialect of DIALECTS) {
         const page = await browser.get('/contacts/import');
         assert.equal(page.status, 200, page.text);
         assert.equal(page.text.match(/<h1[ >]/g)?.length, 1);
-        assert.ok(page.text.includes(`<pre class="csv-header"><code>${contact.writable.map((f) => f.name).join(',')}</code></pre>`), 'the writable fields, in order');
+        assert.ok(
+          page.text.includes(
+            `<pre class="csv-header"><code>${contact.writable.map((f) => f.name).join(',')}</code></pre>`,
+          ),
+          'the writable fields, in order',
+        );
         assert.match(page.text, /enctype="multipart\/form-data"/);
         assert.match(page.text, /hx-encoding="multipart\/form-data"/);
         assert.match(page.text, /<progress id="import-progress" hidden/);
@@ -320,16 +426,28 @@ for (const dialect of DIALECTS) {
         const token = csrfOfImportForm(page.text);
 
         const before = await total();
-        const csv = csvOf(['name', 'service_id'], [['Page one', 1], ['Page two', 'abc'], ['Page three', '']]);
+        const csv = csvOf(
+          ['name', 'service_id'],
+          [
+            ['Page one', 1],
+            ['Page two', 'abc'],
+            ['Page three', ''],
+          ],
+        );
         const report = await browser.request('POST', '/contacts/import', { body: withToken(token, upload(csv)) });
         assert.equal(report.status, 200, report.text);
         assert.match(report.text, /2 contacts were created\./);
         assert.match(report.text, /1 row could not be imported/);
-        assert.match(report.text, /<tr><td>2<\/td><td>3<\/td><td><ul class="import-errors"><li><code>service_id<\/code> must be an integer<\/li><\/ul><\/td><\/tr>/);
+        assert.match(
+          report.text,
+          /<tr><td>2<\/td><td>3<\/td><td><ul class="import-errors"><li><code>service_id<\/code> must be an integer<\/li><\/ul><\/td><\/tr>/,
+        );
         assert.match(report.text, /href="\/contacts"/);
         assert.equal(await total(), before + 2);
 
-        const clean = await browser.request('POST', '/contacts/import', { body: withToken(token, upload(csvOf(['name'], [['Page four']]))) });
+        const clean = await browser.request('POST', '/contacts/import', {
+          body: withToken(token, upload(csvOf(['name'], [['Page four']]))),
+        });
         assert.match(clean.text, /No rows failed/);
       });
 
@@ -338,20 +456,31 @@ for (const dialect of DIALECTS) {
         const action = '/contacts/import';
         // A browser sends a file input left empty as a file part with an empty name (FormData cannot say that).
         const boundary = 'leadbook-no-file';
-        const noFile = `--${boundary}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${token}\r\n`
-          + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=""\r\nContent-Type: application/octet-stream\r\n\r\n\r\n--${boundary}--\r\n`;
-        const none = await browser.request('POST', action, { body: noFile, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+        const noFile =
+          `--${boundary}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${token}\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=""\r\nContent-Type: application/octet-stream\r\n\r\n\r\n--${boundary}--\r\n`;
+        const none = await browser.request('POST', action, {
+          body: noFile,
+          headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+        });
         assert.equal(none.status, 422);
         assert.match(none.text, /choose a CSV file/);
         assert.match(none.text, /<h1>Import contacts<\/h1>/);
-        const unknown = await browser.request('POST', action, { body: withToken(token, upload('name,colour\nx,red\n')) });
+        const unknown = await browser.request('POST', action, {
+          body: withToken(token, upload('name,colour\nx,red\n')),
+        });
         assert.equal(unknown.status, 422);
         assert.match(unknown.text, /<code>colour<\/code> is not a column you can import/);
-        const notCsv = await browser.request('POST', action, { body: withToken(token, upload('GIF89a', 'cat.gif', 'image/gif')) });
+        const notCsv = await browser.request('POST', action, {
+          body: withToken(token, upload('GIF89a', 'cat.gif', 'image/gif')),
+        });
         assert.equal(notCsv.status, 415);
         assert.match(notCsv.text, /cat\.gif is not a CSV file/);
         // htmx sends the token in its header too (hx-headers on <body>).
-        const viaHtmx = await browser.request('POST', action, { body: upload('name,colour\nx,red\n'), headers: { 'hx-request': 'true', 'x-csrf-token': token } });
+        const viaHtmx = await browser.request('POST', action, {
+          body: upload('name,colour\nx,red\n'),
+          headers: { 'hx-request': 'true', 'x-csrf-token': token },
+        });
         assert.equal(viaHtmx.status, 200, 'htmx swaps only 2xx answers in');
         assert.match(viaHtmx.text, /is not a column you can import/);
         const noToken = await browser.request('POST', '/contacts/import', { body: upload('name\nMallory\n') });
@@ -365,15 +494,22 @@ for (const dialect of DIALECTS) {
         assert.equal(page.status, 200, page.text);
         assert.equal(page.headers.get('content-type'), 'text/csv; charset=utf-8');
         const cookie = [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-        assert.ok((await rawBody(app, `/contacts/export.csv?${path}`, { cookie })).subarray(0, 3).equals(BOM), 'a byte order mark, for spreadsheets');
-        const api = await app.get(`/api/v1/contacts/export?search=${encodeURIComponent('zür')}&filter[service_id]=3&sort=name`);
+        assert.ok(
+          (await rawBody(app, `/contacts/export.csv?${path}`, { cookie })).subarray(0, 3).equals(BOM),
+          'a byte order mark, for spreadsheets',
+        );
+        const api = await app.get(
+          `/api/v1/contacts/export?search=${encodeURIComponent('zür')}&filter[service_id]=3&sort=name`,
+        );
         assert.equal(page.text, api.text, 'the same rows as the API, all of them (paging ignored)');
         assert.ok(rowsOf(api.text).length > 2);
         const index = await browser.get(`/contacts?${path}`);
         assert.match(index.text, /href="\/contacts\/export\.csv\?[^"]*search=/);
 
         const agent = app.client();
-        await agent.request('POST', '/api/v1/auth/login', { json: { email: 'agent.one@example.com', password: 'correct horse 1' } });
+        await agent.request('POST', '/api/v1/auth/login', {
+          json: { email: 'agent.one@example.com', password: 'correct horse 1' },
+        });
         assert.equal((await agent.get('/users/export.csv')).status, 403);
         assert.equal((await agent.get('/users/import')).status, 403);
         assert.equal((await agent.get('/contacts/import')).status, 200);

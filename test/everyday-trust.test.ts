@@ -19,7 +19,8 @@ const hex = () => randomBytes(4).toString('hex');
 function assertProblem(reply: Reply, status: number, fields: string[]) {
   assert.equal(reply.status, status, reply.text.slice(0, 400));
   assert.match(reply.headers.get('content-type') ?? '', /^application\/problem\+json/);
-  for (const field of fields) assert.ok(reply.body.errors?.[field]?.length, `errors names ${field}: ${reply.text.slice(0, 400)}`);
+  for (const field of fields)
+    assert.ok(reply.body.errors?.[field]?.length, `errors names ${field}: ${reply.text.slice(0, 400)}`);
 }
 
 function csvUpload(text: string): FormData {
@@ -38,7 +39,10 @@ for (const dialect of DIALECTS) {
       smtp = await startMailCatcher();
       app = await startApp(dialect, { env: { SMTP_URL: smtp.url } });
       browser = app.client();
-      const signedIn = await submit(browser, '/login', '/login', { email: app.admin.email, password: app.admin.password });
+      const signedIn = await submit(browser, '/login', '/login', {
+        email: app.admin.email,
+        password: app.admin.password,
+      });
       assert.equal(signedIn.status, 303, signedIn.text);
     });
     after(async () => {
@@ -51,7 +55,9 @@ for (const dialect of DIALECTS) {
     test('API: an invalid email and a record with no name, email or phone are refused, naming the fields', async () => {
       for (const resource of ['contacts', 'inquiries']) {
         const before = await total(resource);
-        assertProblem(await app.post(`/api/v1/${resource}`, { name: 'Ann', email: 'not an email at all' }), 422, ['email']);
+        assertProblem(await app.post(`/api/v1/${resource}`, { name: 'Ann', email: 'not an email at all' }), 422, [
+          'email',
+        ]);
         const blank = await app.post(`/api/v1/${resource}`, { name: '', email: null, city: 'Porto' });
         assertProblem(blank, 422, ['name', 'email', 'phone']);
         assert.equal(await total(resource), before, `${resource}: nothing was written`);
@@ -61,7 +67,11 @@ for (const dialect of DIALECTS) {
         const path = `/api/v1/${resource}/${created.body.data.id}`;
         assertProblem(await app.patch(path, { phone: null }), 422, ['name', 'email', 'phone']);
         assert.equal((await app.get(path)).body.data.phone, '+351 912 345 678', 'the refused change wrote nothing');
-        assert.equal((await app.patch(path, { phone: null, name: 'Now named' })).status, 200, 'another of the three may take its place');
+        assert.equal(
+          (await app.patch(path, { phone: null, name: 'Now named' })).status,
+          200,
+          'another of the three may take its place',
+        );
       }
     });
 
@@ -70,9 +80,15 @@ for (const dialect of DIALECTS) {
       const empty = await submit(browser, '/contacts/new', '/contacts', { name: '', email: '', phone: '', detail: '' });
       assert.equal(empty.status, 422);
       for (const field of ['name', 'email', 'phone']) {
-        assert.match(empty.text, new RegExp(`id="field-${field}-error">is needed: give at least one of name, email or phone<`));
+        assert.match(
+          empty.text,
+          new RegExp(`id="field-${field}-error">is needed: give at least one of name, email or phone<`),
+        );
       }
-      const invalid = await submit(browser, '/contacts/new', '/contacts', { name: 'Ann', email: 'not an email at all' });
+      const invalid = await submit(browser, '/contacts/new', '/contacts', {
+        name: 'Ann',
+        email: 'not an email at all',
+      });
       assert.equal(invalid.status, 422);
       assert.match(invalid.text, /id="field-email-error">must be a valid email address</);
       assert.match(invalid.text, /value="not an email at all"/, 'what was typed is kept');
@@ -81,12 +97,16 @@ for (const dialect of DIALECTS) {
 
     test('CSV import: a row with an invalid email or with no name, email or phone is a row error; good rows are kept', async () => {
       const before = await total('contacts');
-      const csv = 'name,email,phone,city\nGood Row,good@example.com,,Lisbon\nBad Mail,not an email at all,,Porto\n,,,Faro\n';
+      const csv =
+        'name,email,phone,city\nGood Row,good@example.com,,Lisbon\nBad Mail,not an email at all,,Porto\n,,,Faro\n';
       const reply = await app.request('POST', '/api/v1/contacts/import', { body: csvUpload(csv) });
       assert.equal(reply.status, 200, reply.text);
       assert.equal(reply.body.created, 1);
       const failed = reply.body.failed as { row: number; errors: Record<string, string[]> }[];
-      assert.deepEqual(failed.map((f) => f.row), [2, 3]);
+      assert.deepEqual(
+        failed.map((f) => f.row),
+        [2, 3],
+      );
       assert.deepEqual(Object.keys(failed[0]!.errors), ['email']);
       assert.deepEqual(Object.keys(failed[1]!.errors).sort(), ['email', 'name', 'phone']);
       assert.equal(await total('contacts'), before + 1);
@@ -95,7 +115,11 @@ for (const dialect of DIALECTS) {
     test('a bad email stored before the rule (by the original service) stays readable and the record editable in its other fields', async () => {
       const { db } = app.database;
       const now = new Date().toISOString();
-      const inserted = await db.insertInto('contacts').values({ name: 'Legacy', email: 'not an email at all', created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();
+      const inserted = await db
+        .insertInto('contacts')
+        .values({ name: 'Legacy', email: 'not an email at all', created_at: now, updated_at: now })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       const path = `/api/v1/contacts/${String(inserted.id)}`;
       const read = await app.get(path);
       assert.equal(read.status, 200);
@@ -108,8 +132,12 @@ for (const dialect of DIALECTS) {
       assert.equal(resent.body.data.city, 'Évora');
 
       const page = await browser.get(`/contacts/${String(inserted.id)}/edit`);
-      const etag = (/name="_etag" value="([^"]+)"/.exec(page.text)?.[1] ?? "").replaceAll("&quot;", "\"");
-      const saved = await browser.request('POST', `/contacts/${String(inserted.id)}`, form({ _csrf: csrfOf(page.text), _etag: etag, name: 'Legacy', email: 'not an email at all', city: 'Faro' }));
+      const etag = (/name="_etag" value="([^"]+)"/.exec(page.text)?.[1] ?? '').replaceAll('&quot;', '"');
+      const saved = await browser.request(
+        'POST',
+        `/contacts/${String(inserted.id)}`,
+        form({ _csrf: csrfOf(page.text), _etag: etag, name: 'Legacy', email: 'not an email at all', city: 'Faro' }),
+      );
       assert.equal(saved.status, 303, `the edit page saves the other fields: ${saved.text.slice(0, 300)}`);
       assert.equal((await app.get(path)).body.data.city, 'Faro');
 
@@ -128,21 +156,44 @@ for (const dialect of DIALECTS) {
       assert.equal(link.pathname, '/invitation');
 
       const stranger = app.client();
-      assert.equal((await stranger.post('/api/v1/auth/login', { email, password: '' })).status, 422, 'no password to sign in with');
-      assert.equal((await stranger.post('/api/v1/auth/login', { email, password: 'any guess at all' })).status, 401, 'the account cannot sign in yet');
+      assert.equal(
+        (await stranger.post('/api/v1/auth/login', { email, password: '' })).status,
+        422,
+        'no password to sign in with',
+      );
+      assert.equal(
+        (await stranger.post('/api/v1/auth/login', { email, password: 'any guess at all' })).status,
+        401,
+        'the account cannot sign in yet',
+      );
 
       const password = `invited pass ${hex()}`;
-      const short = await submit(stranger, link.pathname + link.search, '/invitation', { token: link.searchParams.get('token')!, email, password: 'short' });
+      const short = await submit(stranger, link.pathname + link.search, '/invitation', {
+        token: link.searchParams.get('token')!,
+        email,
+        password: 'short',
+      });
       assert.equal(short.status, 422);
-      const accepted = await submit(stranger, link.pathname + link.search, '/invitation', { token: link.searchParams.get('token')!, email, password });
+      const accepted = await submit(stranger, link.pathname + link.search, '/invitation', {
+        token: link.searchParams.get('token')!,
+        email,
+        password,
+      });
       assert.equal(accepted.status, 303, accepted.text.slice(0, 300));
       assert.equal(accepted.headers.get('location'), '/login');
 
       const signedIn = await stranger.post('/api/v1/auth/login', { email, password });
       assert.equal(signedIn.status, 200, signedIn.text);
-      assert.ok(signedIn.body.data.email_verified_at, 'choosing the password through the mailed link confirmed the address');
+      assert.ok(
+        signedIn.body.data.email_verified_at,
+        'choosing the password through the mailed link confirmed the address',
+      );
 
-      const again = await submit(app.client(), link.pathname + link.search, '/invitation', { token: link.searchParams.get('token')!, email, password: `another pass ${hex()}` });
+      const again = await submit(app.client(), link.pathname + link.search, '/invitation', {
+        token: link.searchParams.get('token')!,
+        email,
+        password: `another pass ${hex()}`,
+      });
       assert.equal(again.status, 422, 'the link works once');
       assert.match(again.text, /invalid, was used already, or is older than 7 days/);
     });
@@ -153,32 +204,61 @@ for (const dialect of DIALECTS) {
       const [mail] = await smtp.waitFor((m) => m.to.includes(email));
       const token = linkIn(mail!).searchParams.get('token')!;
       const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000).toISOString();
-      await app.database.db.updateTable('invitations').set({ created_at: eightDaysAgo }).where('user_id', '=', Number(created.body.data.id)).execute();
+      await app.database.db
+        .updateTable('invitations')
+        .set({ created_at: eightDaysAgo })
+        .where('user_id', '=', Number(created.body.data.id))
+        .execute();
       const password = `late pass ${hex()}`;
-      const expired = await app.request('POST', '/api/v1/auth/accept-invitation', { json: { token, email, password }, token: null });
+      const expired = await app.request('POST', '/api/v1/auth/accept-invitation', {
+        json: { token, email, password },
+        token: null,
+      });
       assertProblem(expired, 422, ['token']);
       assert.equal((await app.client().post('/api/v1/auth/login', { email, password })).status, 401);
 
       // Six days old still works.
-      await app.database.db.updateTable('invitations').set({ created_at: new Date(Date.now() - 6 * 86_400_000).toISOString() }).where('user_id', '=', Number(created.body.data.id)).execute();
-      const accepted = await app.request('POST', '/api/v1/auth/accept-invitation', { json: { token, email, password }, token: null });
+      await app.database.db
+        .updateTable('invitations')
+        .set({ created_at: new Date(Date.now() - 6 * 86_400_000).toISOString() })
+        .where('user_id', '=', Number(created.body.data.id))
+        .execute();
+      const accepted = await app.request('POST', '/api/v1/auth/accept-invitation', {
+        json: { token, email, password },
+        token: null,
+      });
       assert.equal(accepted.status, 200, accepted.text);
       assert.equal((await app.client().post('/api/v1/auth/login', { email, password })).status, 200);
     });
 
     test('the New user page invites by default and says so; a user given a password gets the address check that the banner promises', async () => {
       const page = await browser.get('/users/new');
-      assert.match(page.text, /<label for="field-password">Password<\/label><input id="field-password" name="password" type="password" value(="")? autocomplete="new-password" aria-describedby="field-password-hint"\/>/, 'not required, described by its hint');
+      assert.match(
+        page.text,
+        /<label for="field-password">Password<\/label><input id="field-password" name="password" type="password" value(="")? autocomplete="new-password" aria-describedby="field-password-hint"\/>/,
+        'not required, described by its hint',
+      );
       assert.match(page.text, /Leave empty to email an invitation/);
       const email = `page-invite-${hex()}@example.com`;
-      const created = await browser.request('POST', '/users', form({ _csrf: csrfOf(page.text), name: 'From the page', email, password: '', role: 'agent' }));
+      const created = await browser.request(
+        'POST',
+        '/users',
+        form({ _csrf: csrfOf(page.text), name: 'From the page', email, password: '', role: 'agent' }),
+      );
       assert.equal(created.status, 303, created.text.slice(0, 300));
       const shown = await browser.get(created.headers.get('location')!);
-      assert.match(shown.text, new RegExp(`We emailed an invitation to ${email.replace(/[.+]/g, '\\$&')}; the link works for 7 days\\.`));
+      assert.match(
+        shown.text,
+        new RegExp(`We emailed an invitation to ${email.replace(/[.+]/g, '\\$&')}; the link works for 7 days\\.`),
+      );
       await smtp.waitFor((m) => m.to.includes(email) && /invited/i.test(m.subject));
 
       const withPassword = `given-${hex()}@example.com`;
-      assert.equal((await app.post('/api/v1/users', { name: 'Given', email: withPassword, password: `given pass ${hex()}` })).status, 201);
+      assert.equal(
+        (await app.post('/api/v1/users', { name: 'Given', email: withPassword, password: `given pass ${hex()}` }))
+          .status,
+        201,
+      );
       const [check] = await smtp.waitFor((m) => m.to.includes(withPassword));
       assert.match(check!.subject, /Confirm your Leadbook email address/);
     });
@@ -187,7 +267,9 @@ for (const dialect of DIALECTS) {
       const email = `totp-${hex()}@example.com`;
       const password = `totp pass ${hex()}`;
       await app.post('/api/v1/users', { name: 'Totp', email, password });
-      const token = (await app.request('POST', '/api/v1/auth/token', { json: { email, password, device_name: 'x' }, token: null })).body.token;
+      const token = (
+        await app.request('POST', '/api/v1/auth/token', { json: { email, password, device_name: 'x' }, token: null })
+      ).body.token;
       const setup = await app.request('POST', '/api/v1/me/two-factor', { json: { password }, token });
       await waitForRoom(5);
       const code = oathtool(setup.body.secret, Date.now());
@@ -197,13 +279,21 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await client.post('/api/v1/auth/login', { email, password })).body, { two_factor: true });
       const reused = await client.post('/api/v1/auth/two-factor-challenge', { code });
       assertProblem(reused, 422, ['code']);
-      assert.equal(reused.body.errors.code[0], 'was already used; wait for the next code from your app (a new one appears every 30 seconds)');
-      const wrong = await client.post('/api/v1/auth/two-factor-challenge', { code: code === '000000' ? '111111' : '000000' });
+      assert.equal(
+        reused.body.errors.code[0],
+        'was already used; wait for the next code from your app (a new one appears every 30 seconds)',
+      );
+      const wrong = await client.post('/api/v1/auth/two-factor-challenge', {
+        code: code === '000000' ? '111111' : '000000',
+      });
       assert.equal(wrong.body.errors.code[0], 'is not valid');
     });
 
     test('phone fields are type="tel" on every form that has one (the phone keypad on phones), as GET /schema says', async () => {
-      const schema = (await app.get('/api/v1/schema')).body.data as { name: string; fields: { name: string; input: string }[] }[];
+      const schema = (await app.get('/api/v1/schema')).body.data as {
+        name: string;
+        fields: { name: string; input: string }[];
+      }[];
       for (const resource of schema) {
         const phones = resource.fields.filter((f) => /phone/.test(f.name));
         assert.ok(phones.length > 0, resource.name);
@@ -212,7 +302,9 @@ for (const dialect of DIALECTS) {
       for (const page of ['/contacts/new', '/inquiries/new', '/users/new', '/profile']) {
         const html = (await browser.get(page)).text;
         // Every control named for a phone, wherever it sits in the form.
-        const inputs = [...html.matchAll(/<(input|textarea|select)\b[^>]*\bname="[^"]*phone[^"]*"[^>]*>/g)].map((m) => m[0]);
+        const inputs = [...html.matchAll(/<(input|textarea|select)\b[^>]*\bname="[^"]*phone[^"]*"[^>]*>/g)].map(
+          (m) => m[0],
+        );
         assert.ok(inputs.length > 0, `${page} has a phone field`);
         for (const input of inputs) {
           assert.match(input, /^<input\b/, `${page}: ${input}`);
@@ -223,14 +315,20 @@ for (const dialect of DIALECTS) {
     });
 
     test('the list answers htmx with a fragment that varies on HX-Request and is never stored; a page otherwise', async () => {
-      const fragment = await browser.request('GET', '/contacts?search=zz', { headers: { 'hx-request': 'true', 'hx-target': 'results' } });
+      const fragment = await browser.request('GET', '/contacts?search=zz', {
+        headers: { 'hx-request': 'true', 'hx-target': 'results' },
+      });
       assert.equal(fragment.status, 200);
       assert.doesNotMatch(fragment.text, /<html/);
       assert.match(fragment.headers.get('vary') ?? '', /HX-Request/i);
       assert.equal(fragment.headers.get('cache-control'), 'no-store');
       const page = await browser.request('GET', '/contacts?search=zz');
       assert.match(page.text, /^<!doctype html>/);
-      assert.match(page.headers.get('vary') ?? '', /HX-Request/i, 'the page says it varies too, so a cache never serves one for the other');
+      assert.match(
+        page.headers.get('vary') ?? '',
+        /HX-Request/i,
+        'the page says it varies too, so a cache never serves one for the other',
+      );
     });
 
     test('after the session ends: htmx is told to go to sign-in (never a blank 200); a typed form is kept, sealed, and comes back after signing in', async () => {
@@ -243,12 +341,24 @@ for (const dialect of DIALECTS) {
       const endSession = () => app.database.db.deleteFrom('sessions').where('user_id', '=', Number(user.id)).execute();
       await endSession();
 
-      const search = await client.request('GET', '/contacts?search=solar', { headers: { 'hx-request': 'true', 'hx-target': 'results', 'hx-current-url': `${app.url}/contacts?search=solar` } });
+      const search = await client.request('GET', '/contacts?search=solar', {
+        headers: { 'hx-request': 'true', 'hx-target': 'results', 'hx-current-url': `${app.url}/contacts?search=solar` },
+      });
       assert.equal(search.status, 401);
       assert.equal(search.headers.get('hx-redirect'), `/login?next=${encodeURIComponent('/contacts?search=solar')}`);
-      assert.match((await client.get(search.headers.get('hx-redirect')!)).text, /Your session had ended, so this page could not be updated\. Sign in again/, 'the sign-in page says why');
-      const foreign = await client.request('GET', '/contacts', { headers: { 'hx-request': 'true', 'hx-target': 'results', 'hx-current-url': 'https://elsewhere.example/steal' } });
-      assert.equal(foreign.headers.get('hx-redirect'), `/login?next=${encodeURIComponent('/')}`, 'another origin\'s address is never followed back');
+      assert.match(
+        (await client.get(search.headers.get('hx-redirect')!)).text,
+        /Your session had ended, so this page could not be updated\. Sign in again/,
+        'the sign-in page says why',
+      );
+      const foreign = await client.request('GET', '/contacts', {
+        headers: { 'hx-request': 'true', 'hx-target': 'results', 'hx-current-url': 'https://elsewhere.example/steal' },
+      });
+      assert.equal(
+        foreign.headers.get('hx-redirect'),
+        `/login?next=${encodeURIComponent('/')}`,
+        "another origin's address is never followed back",
+      );
 
       const detail = `A long detail typed over many minutes ${hex()} `.repeat(8).trim().slice(0, 480);
       const before = await total('contacts');
@@ -260,9 +370,15 @@ for (const dialect of DIALECTS) {
       assert.equal(sent.headers.get('location'), `/login?next=${encodeURIComponent('/contacts/new')}`);
       const sealed = client.cookies.get('leadbook_kept_form');
       assert.ok(sealed, 'the typed values are kept in a cookie of this browser');
-      assert.ok(!decodeURIComponent(sealed).includes('Kept Person') && !decodeURIComponent(sealed).includes('kept@example.com'), 'sealed, not readable');
+      assert.ok(
+        !decodeURIComponent(sealed).includes('Kept Person') && !decodeURIComponent(sealed).includes('kept@example.com'),
+        'sealed, not readable',
+      );
       assert.equal(await total('contacts'), before, 'nothing was saved');
-      assert.match((await client.get(sent.headers.get('location')!)).text, /Your session had ended, so nothing was saved yet/);
+      assert.match(
+        (await client.get(sent.headers.get('location')!)).text,
+        /Your session had ended, so nothing was saved yet/,
+      );
 
       const again = await submit(client, '/login', '/login', { email, password, next: '/contacts/new' });
       assert.equal(again.headers.get('location'), '/contacts/new');
@@ -281,13 +397,24 @@ for (const dialect of DIALECTS) {
       const client = app.client();
       assert.equal((await submit(client, '/login', '/login', { email, password })).status, 303);
       // Two-factor on, with a code of the step before: the sign-in below takes the current step's.
-      const token = (await app.request('POST', '/api/v1/auth/token', { json: { email, password, device_name: 'x' }, token: null })).body.token;
+      const token = (
+        await app.request('POST', '/api/v1/auth/token', { json: { email, password, device_name: 'x' }, token: null })
+      ).body.token;
       const setup = await app.request('POST', '/api/v1/me/two-factor', { json: { password }, token });
       await waitForRoom(15);
       const now = Date.now();
-      assert.equal((await app.request('POST', '/api/v1/me/two-factor/confirm', { json: { code: oathtool(setup.body.secret, now - 30_000) }, token })).status, 200);
+      assert.equal(
+        (
+          await app.request('POST', '/api/v1/me/two-factor/confirm', {
+            json: { code: oathtool(setup.body.secret, now - 30_000) },
+            token,
+          })
+        ).status,
+        200,
+      );
 
-      const contact = (await app.post('/api/v1/contacts', { name: 'Before', email: `before-${hex()}@example.com` })).body.data;
+      const contact = (await app.post('/api/v1/contacts', { name: 'Before', email: `before-${hex()}@example.com` }))
+        .body.data;
       const editPath = `/contacts/${contact.id}/edit`;
       const edit = await client.get(editPath);
       const etagHtml = /name="_etag" value="([^"]+)"/.exec(edit.text)?.[1];
@@ -297,16 +424,34 @@ for (const dialect of DIALECTS) {
 
       const detail = `Mine, typed while someone else saved ${hex()}`;
       const sent = await client.request('POST', `/contacts/${contact.id}`, {
-        ...form({ _csrf: csrfOf(edit.text), _etag: etag, name: 'Mine', email: contact.email, detail, password: 'never kept' }),
+        ...form({
+          _csrf: csrfOf(edit.text),
+          _etag: etag,
+          name: 'Mine',
+          email: contact.email,
+          detail,
+          password: 'never kept',
+        }),
         headers: { ...form({}).headers, referer: `${app.url}${editPath}` },
       });
       assert.equal(sent.status, 303);
       assert.equal(sent.headers.get('location'), `/login?next=${encodeURIComponent(editPath)}`);
-      assert.equal((await app.patch(`/api/v1/contacts/${contact.id}`, { name: 'Theirs' })).status, 200, 'someone else saves meanwhile');
+      assert.equal(
+        (await app.patch(`/api/v1/contacts/${contact.id}`, { name: 'Theirs' })).status,
+        200,
+        'someone else saves meanwhile',
+      );
 
-      const first = await submit(client, `/login?next=${encodeURIComponent(editPath)}`, '/login', { email, password, next: editPath });
+      const first = await submit(client, `/login?next=${encodeURIComponent(editPath)}`, '/login', {
+        email,
+        password,
+        next: editPath,
+      });
       assert.equal(first.headers.get('location'), `/two-factor-challenge?next=${encodeURIComponent(editPath)}`);
-      const second = await submit(client, first.headers.get('location')!, '/two-factor-challenge', { code: oathtool(setup.body.secret, now), next: editPath });
+      const second = await submit(client, first.headers.get('location')!, '/two-factor-challenge', {
+        code: oathtool(setup.body.secret, now),
+        next: editPath,
+      });
       assert.equal(second.status, 303, second.text.slice(0, 300));
       assert.equal(second.headers.get('location'), editPath);
       const back = await client.get(editPath);
@@ -315,9 +460,17 @@ for (const dialect of DIALECTS) {
       assert.ok(back.text.includes(`>${detail}</textarea>`));
       assert.ok(back.text.includes(`name="_etag" value="${etagHtml}"`), 'the ETag of when the typing began');
       assert.doesNotMatch(back.text, /never kept/, 'no password is carried');
-      assert.equal((await app.get(`/api/v1/contacts/${contact.id}`)).body.data.name, 'Theirs', 'nothing saved by itself');
+      assert.equal(
+        (await app.get(`/api/v1/contacts/${contact.id}`)).body.data.name,
+        'Theirs',
+        'nothing saved by itself',
+      );
 
-      const saved = await client.request('POST', `/contacts/${contact.id}`, form({ _csrf: csrfOf(back.text), _etag: etag, name: 'Mine', email: contact.email, detail }));
+      const saved = await client.request(
+        'POST',
+        `/contacts/${contact.id}`,
+        form({ _csrf: csrfOf(back.text), _etag: etag, name: 'Mine', email: contact.email, detail }),
+      );
       assert.equal(saved.status, 409, 'the change saved meanwhile is caught');
       assert.equal((await app.get(`/api/v1/contacts/${contact.id}`)).body.data.name, 'Theirs');
     });
@@ -327,9 +480,29 @@ for (const dialect of DIALECTS) {
       const seal = (kept: unknown) => encrypt(key, deflateRawSync(JSON.stringify(kept)).toString('base64'));
       const values = { name: 'Stale Person', detail: 'typed long ago' };
       const cases = {
-        'expired a second ago': seal({ purpose: 'leadbook kept form v1', expiresAt: Date.now() - 1000, path: '/contacts/new', values }),
-        'sealed for something else': seal({ purpose: 'something else', expiresAt: Date.now() + 60_000, path: '/contacts/new', values }),
-        'not sealed with this key': encrypt(loadAppKey(randomBytes(32).toString('base64'), app.dataDir), deflateRawSync(JSON.stringify({ purpose: 'leadbook kept form v1', expiresAt: Date.now() + 60_000, path: '/contacts/new', values })).toString('base64')),
+        'expired a second ago': seal({
+          purpose: 'leadbook kept form v1',
+          expiresAt: Date.now() - 1000,
+          path: '/contacts/new',
+          values,
+        }),
+        'sealed for something else': seal({
+          purpose: 'something else',
+          expiresAt: Date.now() + 60_000,
+          path: '/contacts/new',
+          values,
+        }),
+        'not sealed with this key': encrypt(
+          loadAppKey(randomBytes(32).toString('base64'), app.dataDir),
+          deflateRawSync(
+            JSON.stringify({
+              purpose: 'leadbook kept form v1',
+              expiresAt: Date.now() + 60_000,
+              path: '/contacts/new',
+              values,
+            }),
+          ).toString('base64'),
+        ),
       };
       for (const [what, sealed] of Object.entries(cases)) {
         browser.cookies.set('leadbook_kept_form', sealed);
@@ -338,7 +511,10 @@ for (const dialect of DIALECTS) {
         assert.doesNotMatch(page.text, /Stale Person|What you typed is back/, what);
         assert.equal(browser.cookies.has('leadbook_kept_form'), false, `${what}: the cookie is cleared`);
       }
-      browser.cookies.set('leadbook_kept_form', seal({ purpose: 'leadbook kept form v1', expiresAt: Date.now() + 60_000, path: '/contacts/new', values }));
+      browser.cookies.set(
+        'leadbook_kept_form',
+        seal({ purpose: 'leadbook kept form v1', expiresAt: Date.now() + 60_000, path: '/contacts/new', values }),
+      );
       assert.match((await browser.get('/contacts/new')).text, /value="Stale Person"/, 'the same, fresh, is given back');
     });
 
@@ -346,7 +522,10 @@ for (const dialect of DIALECTS) {
       const reply = await app.post('/api/v1/contacts', { name: 'Big', service_id: 2147483648 });
       assertProblem(reply, 422, ['service_id']);
       assert.deepEqual(reply.body.errors.service_id, ['is too large: at most 2,147,483,647']);
-      assert.deepEqual((await app.post('/api/v1/contacts', { name: 'Small', source_id: -2147483649 })).body.errors.source_id, ['is too small: at least -2,147,483,648']);
+      assert.deepEqual(
+        (await app.post('/api/v1/contacts', { name: 'Small', source_id: -2147483649 })).body.errors.source_id,
+        ['is too small: at least -2,147,483,648'],
+      );
     });
 
     test('an unknown page keeps the navigation for a signed-in person; a stranger gets the plain page', async () => {
@@ -366,17 +545,27 @@ for (const dialect of DIALECTS) {
 
   describe(`first set-up (${dialect})`, () => {
     let app: TestApp;
-    before(async () => { app = await startApp(dialect, { admin: false }); });
+    before(async () => {
+      app = await startApp(dialect, { admin: false });
+    });
     after(() => app?.close());
 
     test('asks for a name, an email and a password, nothing more, and creates the admin', async () => {
       const client = app.client();
       const page = await client.get('/setup');
-      const names = [...page.text.matchAll(/<(?:input|select|textarea)[^>]* name="([^"]+)"/g)].map((m) => m[1]).filter((n) => n !== '_csrf');
+      const names = [...page.text.matchAll(/<(?:input|select|textarea)[^>]* name="([^"]+)"/g)]
+        .map((m) => m[1])
+        .filter((n) => n !== '_csrf');
       assert.deepEqual(names, ['name', 'email', 'password']);
-      const created = await client.request('POST', '/setup', form({ _csrf: csrfOf(page.text), name: 'Owner', email: 'owner@example.com', password: `owner pass ${hex()}` }));
+      const created = await client.request(
+        'POST',
+        '/setup',
+        form({ _csrf: csrfOf(page.text), name: 'Owner', email: 'owner@example.com', password: `owner pass ${hex()}` }),
+      );
       assert.equal(created.status, 303, created.text.slice(0, 300));
-      const empty = await app.client().request('POST', '/api/v1/auth/register', { json: { name: 'Second', email: 'second@example.com' } });
+      const empty = await app
+        .client()
+        .request('POST', '/api/v1/auth/register', { json: { name: 'Second', email: 'second@example.com' } });
       assert.equal(empty.status, 403, 'registration is closed after the first account');
     });
   });

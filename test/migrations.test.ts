@@ -26,9 +26,14 @@ function laterDeclarations() {
     ...contact.decl,
     fields: { ...rest, budget_range: budget!, website: { kind: 'string', max: 2048, format: 'uri', sortable: true } },
   });
-  const inquiries = extendResource(contact, { ...inquiry.decl, fields: Object.fromEntries(Object.entries(inquiry.decl.fields).filter(([n]) => !contact.field(n))) });
+  const inquiries = extendResource(contact, {
+    ...inquiry.decl,
+    fields: Object.fromEntries(Object.entries(inquiry.decl.fields).filter(([n]) => !contact.field(n))),
+  });
   const memos = defineResource({
-    name: 'test_memos', singular: 'memo', label: 'Memo',
+    name: 'test_memos',
+    singular: 'memo',
+    label: 'Memo',
     fields: {
       id: { kind: 'bigInteger', primary: true },
       contact_id: { kind: 'bigInteger', required: true, references: 'contacts', onDelete: 'cascade' },
@@ -42,7 +47,11 @@ for (const dialect of DIALECTS) {
   describe(`generated migrations (${dialect})`, () => {
     let fresh: FreshDatabase;
     let database: Database;
-    const q = <T,>(text: string) => sql.raw<T>(text).execute(database.db).then((r) => r.rows);
+    const q = <T>(text: string) =>
+      sql
+        .raw<T>(text)
+        .execute(database.db)
+        .then((r) => r.rows);
     before(async () => {
       fresh = await freshDatabase(dialect);
       database = openDatabase(fresh.options);
@@ -61,7 +70,10 @@ for (const dialect of DIALECTS) {
       await q(`insert into users (name, email, password) values ('Bo', 'bo@example.org', 'x')`);
       await q(`insert into inquiries (name, assigned_to) values ('Ask', 2)`);
       await q(`delete from users where id = 2`);
-      assert.deepEqual((await q<{ assigned_to: unknown }>(`select assigned_to from inquiries`)).map((r) => r.assigned_to), [null]);
+      assert.deepEqual(
+        (await q<{ assigned_to: unknown }>(`select assigned_to from inquiries`)).map((r) => r.assigned_to),
+        [null],
+      );
     });
 
     test('a drop is refused unless asked for; a rename is never guessed', () => {
@@ -74,22 +86,33 @@ for (const dialect of DIALECTS) {
 
     test('a new field, a renamed one and a new resource with a reference: data kept, indexed, searchable, counted', async () => {
       const later = laterDeclarations();
-      await apply(database.db, diffSnapshots(readSnapshot(), snapshotOf(later), { renames: { 'contacts.budget': 'budget_range' } }));
-      const [row] = await q<{ id: unknown; budget_range: string; website: null }>(`select id, budget_range, website from contacts`);
+      await apply(
+        database.db,
+        diffSnapshots(readSnapshot(), snapshotOf(later), { renames: { 'contacts.budget': 'budget_range' } }),
+      );
+      const [row] = await q<{ id: unknown; budget_range: string; website: null }>(
+        `select id, budget_range, website from contacts`,
+      );
       assert.deepEqual([Number(row!.id), row!.budget_range, row!.website], [1, '10k', null]);
       await q(`update contacts set website = 'https://solar.example' where id = 1`);
       // The search index covers the new field (the generic search of the repository reads it the same way).
-      const found = dialect === 'sqlite'
-        ? await q(`select rowid from contacts_search where contacts_search match '"solar.example"'`)
-        : await q(`select id from contacts where search_text like '%solar.example%'`);
+      const found =
+        dialect === 'sqlite'
+          ? await q(`select rowid from contacts_search where contacts_search match '"solar.example"'`)
+          : await q(`select id from contacts where search_text like '%solar.example%'`);
       assert.equal(found.length, 1);
       await q(`insert into test_memos (contact_id, body) values (1, 'called back')`);
       await assert.rejects(q(`insert into test_memos (contact_id, body) values (99, 'nobody')`), /foreign key/i);
       const counts = await q<{ n: unknown }>(`select sum(n) as n from record_counts where table_name = 'test_memos'`);
       assert.equal(Number(counts[0]!.n), 1);
-      const index = dialect === 'sqlite'
-        ? await q(`select name from sqlite_master where type = 'index' and name in ('contacts_website_id', 'test_memos_contact_id_ref')`)
-        : await q(`select indexname from pg_indexes where indexname in ('contacts_website_id', 'test_memos_contact_id_ref')`);
+      const index =
+        dialect === 'sqlite'
+          ? await q(
+              `select name from sqlite_master where type = 'index' and name in ('contacts_website_id', 'test_memos_contact_id_ref')`,
+            )
+          : await q(
+              `select indexname from pg_indexes where indexname in ('contacts_website_id', 'test_memos_contact_id_ref')`,
+            );
       assert.equal(index.length, 2);
       await q(`delete from contacts where id = 1`);
       assert.equal((await q(`select id from test_memos`)).length, 0, 'ON DELETE CASCADE');
@@ -97,20 +120,32 @@ for (const dialect of DIALECTS) {
 
     test('a column changed in place (SQLite rebuilds the table) keeps rows and never gives a deleted id again', async () => {
       await q(`insert into contacts (name) values ('Kept'), ('Last')`);
-      const [{ id: last }] = await q<{ id: unknown }>(`select max(id) as id from contacts`) as [{ id: unknown }];
+      const [{ id: last }] = (await q<{ id: unknown }>(`select max(id) as id from contacts`)) as [{ id: unknown }];
       await q(`delete from contacts where id = ${Number(last)}`);
       const from = snapshotOf(laterDeclarations());
       const to = structuredClone(from);
-      to.tables.contacts!.columns.city = { ...to.tables.contacts!.columns.city!, type: { sqlite: 'varchar(200)', postgres: 'varchar(200)' } };
+      to.tables.contacts!.columns.city = {
+        ...to.tables.contacts!.columns.city!,
+        type: { sqlite: 'varchar(200)', postgres: 'varchar(200)' },
+      };
       const steps = diffSnapshots(from, to);
-      assert.deepEqual(steps.map((s) => s.op), ['search', 'alterColumns', 'search']);
+      assert.deepEqual(
+        steps.map((s) => s.op),
+        ['search', 'alterColumns', 'search'],
+      );
       await apply(database.db, steps);
-      assert.deepEqual((await q<{ name: string }>(`select name from contacts`)).map((r) => r.name), ['Kept']);
-      const [{ id }] = await q<{ id: unknown }>(`insert into contacts (name) values ('New') returning id`) as [{ id: unknown }];
+      assert.deepEqual(
+        (await q<{ name: string }>(`select name from contacts`)).map((r) => r.name),
+        ['Kept'],
+      );
+      const [{ id }] = (await q<{ id: unknown }>(`insert into contacts (name) values ('New') returning id`)) as [
+        { id: unknown },
+      ];
       assert.ok(Number(id) > Number(last), `id ${String(id)} after ${String(last)} was deleted`);
-      const found = dialect === 'sqlite'
-        ? await q(`select rowid from contacts_search where contacts_search match '"kept"'`)
-        : await q(`select id from contacts where search_text like '%kept%'`);
+      const found =
+        dialect === 'sqlite'
+          ? await q(`select rowid from contacts_search where contacts_search match '"kept"'`)
+          : await q(`select id from contacts where search_text like '%kept%'`);
       assert.equal(found.length, 1, 'the search index is whole again');
     });
   });

@@ -15,28 +15,55 @@ import { type Served, serveCli } from './helpers/process.ts';
 const password = 'correct horse battery staple 12';
 const email = 'admin@example.test';
 
-async function call(base: string, method: string, url: string, options: { json?: unknown; cookie?: string; token?: string; headers?: Record<string, string> } = {}) {
+async function call(
+  base: string,
+  method: string,
+  url: string,
+  options: { json?: unknown; cookie?: string; token?: string; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { accept: 'application/json', origin: base, ...options.headers };
   if (options.json !== undefined) headers['content-type'] = 'application/json';
   if (options.cookie) headers.cookie = options.cookie;
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const res = await fetch(base + url, { method, headers, body: options.json === undefined ? undefined : JSON.stringify(options.json) });
+  const res = await fetch(base + url, {
+    method,
+    headers,
+    body: options.json === undefined ? undefined : JSON.stringify(options.json),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null, text };
 }
 
-const sessionCookie = (headers: Headers) => headers.getSetCookie().map((c) => c.split(';')[0]!).join('; ');
+const sessionCookie = (headers: Headers) =>
+  headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .join('; ');
 
 /** The process id that answered, read from the app's own log line for a fresh connection's request. */
 function pidsServing(served: Served, requests: number): Promise<Set<string>> {
   const url = new URL(`${served.url}/healthz`);
-  return Promise.all(Array.from({ length: requests }, () => new Promise<void>((resolve, reject) => {
-    // A new connection each time: the cluster primary hands connections to workers in turn.
-    http.get({ host: url.hostname, port: url.port, path: url.pathname, agent: false }, (res) => { res.resume(); res.on('end', resolve); }).on('error', reject);
-  }))).then(() => new Set([...served.output().matchAll(/"pid":(\d+)[^\n]*"url":"\/healthz"/g)].map((m) => m[1]!)));
+  return Promise.all(
+    Array.from(
+      { length: requests },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          // A new connection each time: the cluster primary hands connections to workers in turn.
+          http
+            .get({ host: url.hostname, port: url.port, path: url.pathname, agent: false }, (res) => {
+              res.resume();
+              res.on('end', resolve);
+            })
+            .on('error', reject);
+        }),
+    ),
+  ).then(() => new Set([...served.output().matchAll(/"pid":(\d+)[^\n]*"url":"\/healthz"/g)].map((m) => m[1]!)));
 }
 
-describe('two app processes on one PostgreSQL database', { skip: !DIALECTS.includes('postgres') && 'PostgreSQL is not among LEADBOOK_TEST_DIALECTS', timeout: 120_000 }, () => {
+describe('two app processes on one PostgreSQL database', {
+  skip: !DIALECTS.includes('postgres') && 'PostgreSQL is not among LEADBOOK_TEST_DIALECTS',
+  timeout: 120_000,
+}, () => {
   let fresh: FreshDatabase;
   let dataDir: string;
   let a: Served;
@@ -45,8 +72,15 @@ describe('two app processes on one PostgreSQL database', { skip: !DIALECTS.inclu
     fresh = await freshDatabase('postgres');
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'leadbook-mp-'));
     // Processes behind one balancer share the database and the app key, nothing else.
-    const env = { DATABASE_URL: fresh.options.databaseUrl!, APP_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn' };
-    [a, b] = await Promise.all([serveCli({ ...env, DATA_DIR: path.join(dataDir, 'a') }), serveCli({ ...env, DATA_DIR: path.join(dataDir, 'b') })]);
+    const env = {
+      DATABASE_URL: fresh.options.databaseUrl!,
+      APP_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'warn',
+    };
+    [a, b] = await Promise.all([
+      serveCli({ ...env, DATA_DIR: path.join(dataDir, 'a') }),
+      serveCli({ ...env, DATA_DIR: path.join(dataDir, 'b') }),
+    ]);
     const registered = await call(a.url, 'POST', '/api/v1/auth/register', { json: { name: 'Admin', email, password } });
     assert.equal(registered.status, 201, registered.text);
   });
@@ -65,14 +99,27 @@ describe('two app processes on one PostgreSQL database', { skip: !DIALECTS.inclu
     assert.equal(me.status, 200, me.text);
     assert.equal(me.body.data.email, email);
     // State-changing with the cookie on B (same-origin for B).
-    const created = await call(b.url, 'POST', '/api/v1/contacts', { cookie, json: { name: 'Made on B' }, headers: { origin: b.url } });
+    const created = await call(b.url, 'POST', '/api/v1/contacts', {
+      cookie,
+      json: { name: 'Made on B' },
+      headers: { origin: b.url },
+    });
     assert.equal(created.status, 201, created.text);
-    assert.equal((await call(b.url, 'POST', '/api/v1/auth/logout', { cookie, headers: { origin: b.url } })).status, 204);
-    assert.equal((await call(a.url, 'GET', '/api/v1/me', { cookie })).status, 401, 'signed out on B means signed out on A');
+    assert.equal(
+      (await call(b.url, 'POST', '/api/v1/auth/logout', { cookie, headers: { origin: b.url } })).status,
+      204,
+    );
+    assert.equal(
+      (await call(a.url, 'GET', '/api/v1/me', { cookie })).status,
+      401,
+      'signed out on B means signed out on A',
+    );
   });
 
   test('a token made by one process works on the other, and its revocation too', async () => {
-    const issued = await call(a.url, 'POST', '/api/v1/auth/token', { json: { email, password, device_name: 'script' } });
+    const issued = await call(a.url, 'POST', '/api/v1/auth/token', {
+      json: { email, password, device_name: 'script' },
+    });
     assert.equal(issued.status, 201, issued.text);
     const token = issued.body.token as string;
     const listed = await call(b.url, 'GET', '/api/v1/contacts', { token });
@@ -80,11 +127,16 @@ describe('two app processes on one PostgreSQL database', { skip: !DIALECTS.inclu
     const tokens = await call(b.url, 'GET', '/api/v1/me/tokens', { token });
     const id = tokens.body.data.find((t: { name: string }) => t.name === 'script').id;
     assert.equal((await call(b.url, 'DELETE', `/api/v1/me/tokens/${id}`, { token })).status, 204);
-    assert.equal((await call(a.url, 'GET', '/api/v1/contacts', { token })).status, 401, 'revoked on B means revoked on A');
+    assert.equal(
+      (await call(a.url, 'GET', '/api/v1/contacts', { token })).status,
+      401,
+      'revoked on B means revoked on A',
+    );
   });
 
   test('an ETag read from one process guards a write on the other', async () => {
-    const token = (await call(a.url, 'POST', '/api/v1/auth/token', { json: { email, password, device_name: 'etag' } })).body.token as string;
+    const token = (await call(a.url, 'POST', '/api/v1/auth/token', { json: { email, password, device_name: 'etag' } }))
+      .body.token as string;
     const created = await call(a.url, 'POST', '/api/v1/contacts', { token, json: { name: 'Versioned' } });
     const etag = created.headers.get('etag')!;
     const path = `/api/v1/contacts/${created.body.data.id}`;
@@ -98,10 +150,21 @@ describe('two app processes on one PostgreSQL database', { skip: !DIALECTS.inclu
   test('the sign-in throttle counts failures on both processes together', async () => {
     const victim = 'nobody@example.test';
     const attempts = [];
-    for (let i = 0; i < 5; i++) attempts.push(await call(i % 2 ? b.url : a.url, 'POST', '/api/v1/auth/login', { json: { email: victim, password: `wrong ${i}` } }));
-    assert.deepEqual(attempts.map((r) => r.status), [401, 401, 401, 401, 401], attempts.map((r) => r.text).join('\n'));
+    for (let i = 0; i < 5; i++)
+      attempts.push(
+        await call(i % 2 ? b.url : a.url, 'POST', '/api/v1/auth/login', {
+          json: { email: victim, password: `wrong ${i}` },
+        }),
+      );
+    assert.deepEqual(
+      attempts.map((r) => r.status),
+      [401, 401, 401, 401, 401],
+      attempts.map((r) => r.text).join('\n'),
+    );
     for (const server of [a, b]) {
-      const refused = await call(server.url, 'POST', '/api/v1/auth/login', { json: { email: victim, password: 'wrong again' } });
+      const refused = await call(server.url, 'POST', '/api/v1/auth/login', {
+        json: { email: victim, password: 'wrong again' },
+      });
       assert.equal(refused.status, 429, refused.text);
       assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After is given');
     }
@@ -131,20 +194,43 @@ for (const dialect of DIALECTS) {
         if (pids.size < 2) await new Promise((r) => setTimeout(r, 250));
       }
       assert.equal(pids.size, 2, `requests were answered by ${pids.size} worker(s): ${[...pids].join(', ')}`);
-      const registered = await call(served.url, 'POST', '/api/v1/auth/register', { json: { name: 'Admin', email, password } });
+      const registered = await call(served.url, 'POST', '/api/v1/auth/register', {
+        json: { name: 'Admin', email, password },
+      });
       assert.equal(registered.status, 201, registered.text);
       const cookie = sessionCookie(registered.headers);
       // Whichever worker each request reaches, the session holds.
-      const answers = await Promise.all(Array.from({ length: 12 }, () => call(served.url, 'GET', '/api/v1/me', { cookie })));
-      assert.deepEqual(answers.map((r) => r.status), Array(12).fill(200));
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () => call(served.url, 'GET', '/api/v1/me', { cookie })),
+      );
+      assert.deepEqual(
+        answers.map((r) => r.status),
+        Array(12).fill(200),
+      );
       // Writes from both workers at once: each transaction waits its turn for
       // the write lock (SQLite: BEGIN IMMEDIATE), none is refused as locked.
-      const token = (await call(served.url, 'POST', '/api/v1/auth/token', { json: { email, password, device_name: 'writer' } })).body.token as string;
+      const token = (
+        await call(served.url, 'POST', '/api/v1/auth/token', { json: { email, password, device_name: 'writer' } })
+      ).body.token as string;
       const created = await call(served.url, 'POST', '/api/v1/contacts', { token, json: { name: 'Contended' } });
-      const writes = await Promise.all(Array.from({ length: 40 }, (_, i) => i % 2
-        ? call(served.url, 'PATCH', `/api/v1/contacts/${created.body.data.id}`, { token, json: { city: `City ${i}` } })
-        : call(served.url, 'POST', '/api/v1/contacts', { token, json: { name: `Writer ${i}` } })));
-      assert.deepEqual(writes.map((r) => r.status).filter((s) => s >= 300), [], writes.filter((r) => r.status >= 300).map((r) => r.text).join('\n'));
+      const writes = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          i % 2
+            ? call(served.url, 'PATCH', `/api/v1/contacts/${created.body.data.id}`, {
+                token,
+                json: { city: `City ${i}` },
+              })
+            : call(served.url, 'POST', '/api/v1/contacts', { token, json: { name: `Writer ${i}` } }),
+        ),
+      );
+      assert.deepEqual(
+        writes.map((r) => r.status).filter((s) => s >= 300),
+        [],
+        writes
+          .filter((r) => r.status >= 300)
+          .map((r) => r.text)
+          .join('\n'),
+      );
       const exited = new Promise<number | null>((resolve) => served.child.once('exit', (code) => resolve(code)));
       served.child.kill('SIGTERM');
       assert.equal(await exited, 0, 'the primary exits 0 once its workers have stopped');

@@ -9,7 +9,9 @@ import type { Json } from './helpers/json.ts';
 
 describe('OpenAPI document and reference', () => {
   let app: TestApp;
-  before(async () => { app = await startApp('sqlite'); });
+  before(async () => {
+    app = await startApp('sqlite');
+  });
   after(() => app.close());
 
   test('is valid OpenAPI 3.1 by @apidevtools/swagger-parser', async () => {
@@ -27,19 +29,25 @@ describe('OpenAPI document and reference', () => {
       assert.deepEqual(Object.keys(doc.paths[base]).sort(), ['get', 'post']);
       assert.deepEqual(Object.keys(doc.paths[`${base}/{id}`]).sort(), ['delete', 'get', 'patch']);
       const fields = [...resource.visible.map((f) => f.name), ...Object.keys(resource.computed)];
-      const record = Object.values(doc.components.schemas).find((s: Json) => s.title === undefined && s.properties && Object.keys(s.properties).join() === fields.join()) as Json;
+      const record = Object.values(doc.components.schemas).find(
+        (s: Json) => s.title === undefined && s.properties && Object.keys(s.properties).join() === fields.join(),
+      ) as Json;
       assert.ok(record, `a component schema lists the ${resource.name} fields in order`);
       for (const f of resource.visible) {
         assert.equal(record.properties[f.name].title, f.label);
         if (f.max && f.kind.textual) assert.equal(record.properties[f.name].maxLength, f.max);
       }
       const listParams = doc.paths[base].get.parameters.map((p: { name: string }) => p.name);
-      for (const name of ['search', 'filter', 'sort', 'page', 'per_page', 'cursor']) assert.ok(listParams.includes(name), `${base} documents ${name}`);
+      for (const name of ['search', 'filter', 'sort', 'page', 'per_page', 'cursor'])
+        assert.ok(listParams.includes(name), `${base} documents ${name}`);
       const filter = doc.paths[base].get.parameters.find((p: { name: string }) => p.name === 'filter');
       assert.equal(filter.style, 'deepObject', 'filter[field][op]=value');
       assert.ok(doc.paths[base].post.responses['422'], 'validation failures are documented');
     }
-    assert.ok(doc.paths['/api/v1/schema'] && doc.paths['/healthz'] && doc.paths['/readyz'], 'schema and health are documented');
+    assert.ok(
+      doc.paths['/api/v1/schema'] && doc.paths['/healthz'] && doc.paths['/readyz'],
+      'schema and health are documented',
+    );
     assert.ok(!JSON.stringify(doc).includes('two_factor_secret'), 'no hidden field in the document');
   });
 

@@ -20,7 +20,8 @@ const form = (values: Record<string, string>) => ({
 });
 
 /** As if the password was confirmed on sign-in long ago: the forms must ask for it again. */
-const forgetConfirmation = (app: TestApp) => app.database.db.updateTable('sessions').set({ password_confirmed_at: null }).execute();
+const forgetConfirmation = (app: TestApp) =>
+  app.database.db.updateTable('sessions').set({ password_confirmed_at: null }).execute();
 
 /** GETs the page for a fresh token, then posts the form with it. */
 async function submit(client: Client, page: string, action: string, values: Record<string, string>) {
@@ -39,12 +40,20 @@ async function signIn(app: TestApp, who: { email: string; password: string } = a
 for (const dialect of DIALECTS) {
   describe(`profile pages (${dialect})`, () => {
     let app: TestApp;
-    before(async () => { app = await startApp(dialect); });
-    after(async () => { await app?.close(); });
+    before(async () => {
+      app = await startApp(dialect);
+    });
+    after(async () => {
+      await app?.close();
+    });
 
     test('a bad profile field comes back as 422 with the typed values kept; a good one is saved', async () => {
       const client = await signIn(app);
-      const refused = await submit(client, '/profile', '/profile', { name: 'Typed <Name>', email: 'not-an-email', city: 'Lisbon' });
+      const refused = await submit(client, '/profile', '/profile', {
+        name: 'Typed <Name>',
+        email: 'not-an-email',
+        city: 'Lisbon',
+      });
       assert.equal(refused.status, 422);
       assert.match(refused.text, /<input id="field-name" name="name" type="text" value="Typed &lt;Name>"/);
       assert.match(refused.text, /value="not-an-email"/);
@@ -53,7 +62,11 @@ for (const dialect of DIALECTS) {
       assert.match(refused.text, /<p class="field-error" id="field-email-error">[^<]+<\/p>/);
       assert.equal((await app.get('/api/v1/me')).body.data.name, 'Admin', 'nothing was written');
 
-      const saved = await submit(client, '/profile', '/profile', { name: 'Ada Lovelace', email: app.admin.email, city: 'London' });
+      const saved = await submit(client, '/profile', '/profile', {
+        name: 'Ada Lovelace',
+        email: app.admin.email,
+        city: 'London',
+      });
       assert.equal(saved.status, 303);
       assert.equal(saved.headers.get('location'), '/profile');
       const page = await client.get('/profile');
@@ -66,7 +79,10 @@ for (const dialect of DIALECTS) {
 
     test('a new token is shown once, works, and stops working when revoked', async () => {
       const client = await signIn(app);
-      const created = await submit(client, '/profile', '/profile/tokens', { name: 'CRM sync', password: app.admin.password });
+      const created = await submit(client, '/profile', '/profile/tokens', {
+        name: 'CRM sync',
+        password: app.admin.password,
+      });
       assert.equal(created.status, 200, created.text);
       assert.equal(created.headers.get('cache-control'), 'no-store');
       const token = /id="new-token">(lb_[^<]+)</.exec(created.text)?.[1];
@@ -79,7 +95,11 @@ for (const dialect of DIALECTS) {
       const id = /action="\/profile\/tokens\/(\d+)\/delete"/.exec(profile.text)?.[1];
       assert.ok(id);
 
-      const revoked = await client.request('POST', `/profile/tokens/${id}/delete`, form({ _csrf: csrfOf(profile.text) }));
+      const revoked = await client.request(
+        'POST',
+        `/profile/tokens/${id}/delete`,
+        form({ _csrf: csrfOf(profile.text) }),
+      );
       assert.equal(revoked.status, 303);
       assert.match((await client.get('/profile')).text, /The token “CRM sync” was revoked/);
       assert.equal((await app.request('GET', '/api/v1/me', { token })).status, 401);
@@ -105,12 +125,21 @@ for (const dialect of DIALECTS) {
     });
 
     test('an avatar is uploaded with the token in a field before the file (never in the address); a non-image gets a message on the page', async () => {
-      const form = /<form method="post" action="\/profile\/avatar" enctype="multipart\/form-data"[^>]*>([\s\S]*?)<\/form>/.exec((await (await signIn(app)).get('/profile')).text);
+      const form =
+        /<form method="post" action="\/profile\/avatar" enctype="multipart\/form-data"[^>]*>([\s\S]*?)<\/form>/.exec(
+          (await (await signIn(app)).get('/profile')).text,
+        );
       assert.ok(form, 'the avatar form posts to an address without its token');
-      assert.deepEqual([...form[1]!.matchAll(/<input[^>]* name="([^"]+)"/g)].map((m) => m[1]), ['_csrf', 'avatar'], 'the token comes before the file');
+      assert.deepEqual(
+        [...form[1]!.matchAll(/<input[^>]* name="([^"]+)"/g)].map((m) => m[1]),
+        ['_csrf', 'avatar'],
+        'the token comes before the file',
+      );
       const client = await signIn(app);
       const token = csrfOf((await client.get('/profile')).text);
-      const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#1f5fbf' } }).png().toBuffer();
+      const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#1f5fbf' } })
+        .png()
+        .toBuffer();
       const good = new FormData();
       good.append('_csrf', token);
       good.append('avatar', new Blob([png], { type: 'image/png' }), 'me.png');
@@ -136,29 +165,55 @@ for (const dialect of DIALECTS) {
       assert.ok(secret);
       const totp = new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' });
 
-      const wrong = await client.request('POST', '/profile/two-factor/confirm', form({ code: 'abcdef', _csrf: csrfOf(setup.text) }));
+      const wrong = await client.request(
+        'POST',
+        '/profile/two-factor/confirm',
+        form({ code: 'abcdef', _csrf: csrfOf(setup.text) }),
+      );
       assert.equal(wrong.status, 422);
       assert.match(wrong.text, /id="confirm-code-error">is not valid/);
       assert.match(wrong.text, /Start again/, 'the unfinished set-up is offered again');
 
-      const confirmed = await client.request('POST', '/profile/two-factor/confirm', form({ code: totp.generate(), _csrf: csrfOf(wrong.text) }));
+      const confirmed = await client.request(
+        'POST',
+        '/profile/two-factor/confirm',
+        form({ code: totp.generate(), _csrf: csrfOf(wrong.text) }),
+      );
       assert.equal(confirmed.status, 200, confirmed.text);
       const list = /<ul class="codes" id="recovery-codes">(.*?)<\/ul>/.exec(confirmed.text)?.[1] ?? '';
       assert.equal(list.match(/<li>/g)?.length, 8);
-      assert.match(confirmed.text, /<button type="button" class="button-secondary" data-copy="recovery-codes" hidden>Copy<\/button>/);
-      assert.match(confirmed.text, /href="data:text\/plain;charset=utf-8,[^"]+" download="leadbook-recovery-codes.txt"/);
+      assert.match(
+        confirmed.text,
+        /<button type="button" class="button-secondary" data-copy="recovery-codes" hidden>Copy<\/button>/,
+      );
+      assert.match(
+        confirmed.text,
+        /href="data:text\/plain;charset=utf-8,[^"]+" download="leadbook-recovery-codes.txt"/,
+      );
       assert.equal((await app.get('/api/v1/me')).body.data.two_factor_enabled, true);
 
       await forgetConfirmation(app);
       const profile = await client.get('/profile');
       assert.match(profile.text, /id="regenerate-password"/, 'the password is asked again');
-      const unconfirmed = await client.request('POST', '/profile/two-factor/recovery-codes', form({ _csrf: csrfOf(profile.text) }));
+      const unconfirmed = await client.request(
+        'POST',
+        '/profile/two-factor/recovery-codes',
+        form({ _csrf: csrfOf(profile.text) }),
+      );
       assert.equal(unconfirmed.status, 422);
       assert.match(unconfirmed.text, /id="regenerate-password-error">is required to confirm it is you</);
-      const wrongPassword = await client.request('POST', '/profile/two-factor/disable', form({ password: 'not my password', _csrf: csrfOf(profile.text) }));
+      const wrongPassword = await client.request(
+        'POST',
+        '/profile/two-factor/disable',
+        form({ password: 'not my password', _csrf: csrfOf(profile.text) }),
+      );
       assert.equal(wrongPassword.status, 422);
       assert.match(wrongPassword.text, /id="disable-password-error">is not correct</);
-      const disabled = await client.request('POST', '/profile/two-factor/disable', form({ password: app.admin.password, _csrf: csrfOf(profile.text) }));
+      const disabled = await client.request(
+        'POST',
+        '/profile/two-factor/disable',
+        form({ password: app.admin.password, _csrf: csrfOf(profile.text) }),
+      );
       assert.equal(disabled.status, 303);
       assert.equal((await app.get('/api/v1/me')).body.data.two_factor_enabled, false);
     });
@@ -170,7 +225,11 @@ for (const dialect of DIALECTS) {
       assert.equal(asked.status, 422);
       assert.match(asked.text, /id="information-password-error">is required to confirm it is you</);
       assert.match(asked.text, /value="ada@example.com"/);
-      const changed = await submit(client, '/profile', '/profile', { name: 'Ada Lovelace', email: 'ada@example.com', password: app.admin.password });
+      const changed = await submit(client, '/profile', '/profile', {
+        name: 'Ada Lovelace',
+        email: 'ada@example.com',
+        password: app.admin.password,
+      });
       assert.equal(changed.status, 303, changed.text);
       const me = (await app.get('/api/v1/me')).body.data;
       assert.equal(me.email, 'ada@example.com');
@@ -192,7 +251,10 @@ for (const dialect of DIALECTS) {
       const deleted = await submit(client, '/profile', '/profile/delete', { password: agent.password });
       assert.equal(deleted.status, 303);
       assert.equal(deleted.headers.get('location'), '/login');
-      assert.ok(![...client.cookies.keys()].some((k) => k.includes('leadbook_session')), 'the session cookie is cleared');
+      assert.ok(
+        ![...client.cookies.keys()].some((k) => k.includes('leadbook_session')),
+        'the session cookie is cleared',
+      );
       const later = await client.get('/profile');
       assert.equal(later.status, 303);
       assert.match(later.headers.get('location') ?? '', /^\/login/);

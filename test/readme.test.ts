@@ -22,8 +22,9 @@ function jsonValues(text: string): Json[] {
       if (c === '\\') i++;
       else if (c === '"') inString = false;
     } else if (c === '"') inString = true;
-    else if (c === '{') { if (depth++ === 0) start = i; }
-    else if (c === '}' && --depth === 0) values.push(JSON.parse(text.slice(start, i + 1)));
+    else if (c === '{') {
+      if (depth++ === 0) start = i;
+    } else if (c === '}' && --depth === 0) values.push(JSON.parse(text.slice(start, i + 1)));
   }
   return values;
 }
@@ -51,7 +52,10 @@ test('README curl examples work as written', async () => {
     assert.equal(registered.data.role, 'admin', 'the first account is the admin');
     assert.equal(created.data.name, 'Grace Hopper');
     assert.equal(created.data.created_by, registered.data.id, 'created_by is the token owner');
-    assert.deepEqual(found.data.map((r: { id: number }) => r.id), [created.data.id]);
+    assert.deepEqual(
+      found.data.map((r: { id: number }) => r.id),
+      [created.data.id],
+    );
     assert.match(stdout, /"ticket_id":9007199254740993\b/, 'the 64-bit id comes back exactly');
     assert.notEqual(inquiry.data.assigned_date, null);
     assert.deepEqual(unset.data, [], 'the only inquiry has status true');

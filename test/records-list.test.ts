@@ -21,19 +21,32 @@ type Params = Record<string, string>;
 
 const CONTACT_KINDS: Record<string, Kind> = {
   id: 'bigInteger',
-  name: 'text', email: 'text', phone: 'text', occupation: 'text', address: 'text', country: 'text', city: 'text',
-  service_id: 'integer', source_id: 'integer',
-  detail: 'text', budget: 'text',
+  name: 'text',
+  email: 'text',
+  phone: 'text',
+  occupation: 'text',
+  address: 'text',
+  country: 'text',
+  city: 'text',
+  service_id: 'integer',
+  source_id: 'integer',
+  detail: 'text',
+  budget: 'text',
   created_by: 'integer',
-  created_at: 'dateTime', updated_at: 'dateTime',
+  created_at: 'dateTime',
+  updated_at: 'dateTime',
 };
 
 const INQUIRY_KINDS: Record<string, Kind> = {
   ...CONTACT_KINDS,
   inquiry_country: 'text',
-  inquiry_status: 'boolean', status: 'boolean', inquiry_type: 'boolean',
-  assigned_to: 'integer', assigned_date: 'dateTime',
-  ticket_id: 'bigInteger', ticket_date: 'dateTime',
+  inquiry_status: 'boolean',
+  status: 'boolean',
+  inquiry_type: 'boolean',
+  assigned_to: 'integer',
+  assigned_date: 'dateTime',
+  ticket_id: 'bigInteger',
+  ticket_date: 'dateTime',
 };
 
 const KINDS: Record<ResourceName, Record<string, Kind>> = { contacts: CONTACT_KINDS, inquiries: INQUIRY_KINDS };
@@ -42,9 +55,13 @@ const KINDS: Record<ResourceName, Record<string, Kind>> = { contacts: CONTACT_KI
 const NOT_SEARCHABLE = new Set(['id', 'created_at', 'updated_at']);
 
 const searchTextFields = (r: ResourceName) =>
-  Object.entries(KINDS[r]).filter(([f, k]) => k === 'text' && !NOT_SEARCHABLE.has(f)).map(([f]) => f);
+  Object.entries(KINDS[r])
+    .filter(([f, k]) => k === 'text' && !NOT_SEARCHABLE.has(f))
+    .map(([f]) => f);
 const searchIntegerFields = (r: ResourceName) =>
-  Object.entries(KINDS[r]).filter(([f, k]) => (k === 'integer' || k === 'bigInteger') && !NOT_SEARCHABLE.has(f)).map(([f]) => f);
+  Object.entries(KINDS[r])
+    .filter(([f, k]) => (k === 'integer' || k === 'bigInteger') && !NOT_SEARCHABLE.has(f))
+    .map(([f]) => f);
 
 // ---------------------------------------------------------------- the model
 
@@ -58,20 +75,27 @@ function norm(kind: Kind, v: unknown): unknown {
   if (v === null || v === undefined) return null;
   switch (kind) {
     case 'integer':
-    case 'bigInteger': return BigInt(v as number | bigint | string);
-    case 'dateTime': return Date.parse(v as string);
-    default: return v;
+    case 'bigInteger':
+      return BigInt(v as number | bigint | string);
+    case 'dateTime':
+      return Date.parse(v as string);
+    default:
+      return v;
   }
 }
 
 /** Non-null values of one kind. Text compares by code point (UTF-8 byte order). */
 function compare(kind: Kind, a: unknown, b: unknown): number {
   switch (kind) {
-    case 'text': return Buffer.compare(Buffer.from(a as string, 'utf8'), Buffer.from(b as string, 'utf8'));
+    case 'text':
+      return Buffer.compare(Buffer.from(a as string, 'utf8'), Buffer.from(b as string, 'utf8'));
     case 'integer':
-    case 'bigInteger': return (a as bigint) < (b as bigint) ? -1 : (a as bigint) > (b as bigint) ? 1 : 0;
-    case 'boolean': return Number(a) - Number(b);
-    case 'dateTime': return Math.sign((a as number) - (b as number));
+    case 'bigInteger':
+      return (a as bigint) < (b as bigint) ? -1 : (a as bigint) > (b as bigint) ? 1 : 0;
+    case 'boolean':
+      return Number(a) - Number(b);
+    case 'dateTime':
+      return Math.sign((a as number) - (b as number));
   }
 }
 
@@ -87,10 +111,13 @@ function compareNullable(kind: Kind, a: unknown, b: unknown): number {
 function parseFilterValue(kind: Kind, op: string, raw: string): unknown {
   if (raw === 'null' && kind !== 'text' && (op === 'eq' || op === 'ne')) return null;
   switch (kind) {
-    case 'text': return raw;
+    case 'text':
+      return raw;
     case 'integer':
-    case 'bigInteger': return BigInt(raw);
-    case 'boolean': return raw === 'true';
+    case 'bigInteger':
+      return BigInt(raw);
+    case 'boolean':
+      return raw === 'true';
     case 'dateTime': {
       const ms = Date.parse(raw);
       assert.ok(Number.isFinite(ms), `test bug: unparsable date ${raw}`);
@@ -110,10 +137,14 @@ function filterHolds(kind: Kind, value: unknown, op: string, raw: string): boole
   if (v === null) return false;
   const c = compare(kind, v, w);
   switch (op) {
-    case 'gt': return c > 0;
-    case 'gte': return c >= 0;
-    case 'lt': return c < 0;
-    case 'lte': return c <= 0;
+    case 'gt':
+      return c > 0;
+    case 'gte':
+      return c >= 0;
+    case 'lt':
+      return c < 0;
+    case 'lte':
+      return c <= 0;
   }
   throw new Error(`test bug: operator ${op}`);
 }
@@ -122,15 +153,24 @@ function searchHolds(resource: ResourceName, row: Rec, search: string): boolean 
   const words = search.split(/\s+/u).filter(Boolean);
   const texts = searchTextFields(resource);
   const integers = searchIntegerFields(resource);
-  return words.every((word) =>
-    texts.some((f) => typeof row[f] === 'string' && lower(row[f] as string).includes(lower(word))) ||
-    (/^-?\d+$/.test(word) && integers.some((f) => row[f] !== null && BigInt(row[f] as number | bigint) === BigInt(word))));
+  return words.every(
+    (word) =>
+      texts.some((f) => typeof row[f] === 'string' && lower(row[f] as string).includes(lower(word))) ||
+      (/^-?\d+$/.test(word) &&
+        integers.some((f) => row[f] !== null && BigInt(row[f] as number | bigint) === BigInt(word))),
+  );
 }
 
-interface SortKey { field: string; desc: boolean }
+interface SortKey {
+  field: string;
+  desc: boolean;
+}
 
 function sortKeys(sort: string | undefined): SortKey[] {
-  const keys = (sort ? sort.split(',') : ['-id']).map((part) => ({ field: part.replace(/^-/, ''), desc: part.startsWith('-') }));
+  const keys = (sort ? sort.split(',') : ['-id']).map((part) => ({
+    field: part.replace(/^-/, ''),
+    desc: part.startsWith('-'),
+  }));
   const at = keys.findIndex((k) => k.field === 'id');
   if (at >= 0) return keys.slice(0, at + 1);
   return [...keys, { field: 'id', desc: keys.at(-1)!.desc }];
@@ -198,15 +238,36 @@ function contactBulk(i: number): Rec {
 }
 
 const TICKETS: (bigint | null)[] = [
-  9007199254740991n, 9007199254740992n, 9007199254740993n, 9007199254740994n, null,
-  1n, -9223372036854775808n, 9223372036854775807n, 9007199254740993n, null, 9007199254740992n,
+  9007199254740991n,
+  9007199254740992n,
+  9007199254740993n,
+  9007199254740994n,
+  null,
+  1n,
+  -9223372036854775808n,
+  9223372036854775807n,
+  9007199254740993n,
+  null,
+  9007199254740992n,
 ];
 const TICKET_DATES: (string | null)[] = [
-  '2026-02-28T22:59:59.999Z', '2026-02-28T23:00:00.000Z', '2026-03-01T00:00:00.000Z', null,
-  '2026-03-01T00:30:00.000Z', '2025-12-31T23:59:59.000Z', '2026-03-02T00:00:00.000Z', '2026-03-01',
+  '2026-02-28T22:59:59.999Z',
+  '2026-02-28T23:00:00.000Z',
+  '2026-03-01T00:00:00.000Z',
+  null,
+  '2026-03-01T00:30:00.000Z',
+  '2025-12-31T23:59:59.000Z',
+  '2026-03-02T00:00:00.000Z',
+  '2026-03-01',
   '2026-03-01T02:00:00+02:00',
 ];
-const ASSIGNED_DATES: (string | null)[] = ['2026-01-01T10:00:00+02:00', null, '2026-01-01', '2026-01-01T08:00:00Z', '2026-01-02T00:00:00.5-01:00'];
+const ASSIGNED_DATES: (string | null)[] = [
+  '2026-01-01T10:00:00+02:00',
+  null,
+  '2026-01-01',
+  '2026-01-01T08:00:00Z',
+  '2026-01-02T00:00:00.5-01:00',
+];
 const BOOLS = [true, false, null];
 
 function inquiryBulk(i: number): Rec {
@@ -251,7 +312,8 @@ for (const dialect of DIALECTS) {
       // The model trusts the stored values; check they are what was sent.
       for (const [field, sent] of Object.entries(input)) {
         const kind = KINDS[resource][field]!;
-        if (kind === 'dateTime') assert.equal(row[field], sent === null ? null : new Date(sent as string).toISOString(), field);
+        if (kind === 'dateTime')
+          assert.equal(row[field], sent === null ? null : new Date(sent as string).toISOString(), field);
         else assert.deepEqual(norm(kind, row[field]), norm(kind, sent), field);
       }
       seeded[resource].push(row);
@@ -298,10 +360,15 @@ for (const dialect of DIALECTS) {
       throw new Error('the cursor never reached the end');
     }
 
-    async function checkList(resource: ResourceName, params: Params, opts: { nonEmpty?: boolean; notAll?: boolean } = {}): Promise<Rec[]> {
+    async function checkList(
+      resource: ResourceName,
+      params: Params,
+      opts: { nonEmpty?: boolean; notAll?: boolean } = {},
+    ): Promise<Rec[]> {
       const want = expected(resource, seeded[resource], params);
       if (opts.nonEmpty ?? true) assert.ok(want.length > 0, `test data gives no row for ${qs(params)}`);
-      if (opts.notAll ?? true) assert.ok(want.length < seeded[resource].length, `test data gives every row for ${qs(params)}`);
+      if (opts.notAll ?? true)
+        assert.ok(want.length < seeded[resource].length, `test data gives every row for ${qs(params)}`);
       const got = await listAll(resource, params);
       assert.deepEqual(ids(got), ids(want), `ids for ${decodeURIComponent(qs(params))}`);
       return got;
@@ -311,14 +378,20 @@ for (const dialect of DIALECTS) {
       app = await startApp(dialect);
       // Team members #2–#6: the rows below assign inquiries to #5 and #6 (a reference must name a record).
       for (let i = 2; i <= 6; i++) {
-        const member = await app.post('/api/v1/users', { name: `Member ${i}`, email: `member${i}@example.test`, password: 'a long enough passphrase 42' });
+        const member = await app.post('/api/v1/users', {
+          name: `Member ${i}`,
+          email: `member${i}@example.test`,
+          password: 'a long enough passphrase 42',
+        });
         assert.equal(member.body.data?.id, i, member.text);
       }
       for (const row of CONTACT_SPECIALS) await seed('contacts', row);
       for (let i = 0; i < 30; i++) await seed('contacts', contactBulk(i));
       for (let i = 0; i < 42; i++) await seed('inquiries', inquiryBulk(i));
     });
-    after(async () => { await app?.close(); });
+    after(async () => {
+      await app?.close();
+    });
 
     const byName = (resource: ResourceName, name: string) => {
       const row = seeded[resource].find((r) => r.name === name);
@@ -331,22 +404,40 @@ for (const dialect of DIALECTS) {
     describe('search', () => {
       test('% and _ are literal, not LIKE wildcards', async () => {
         const pct = await checkList('contacts', { search: '%' });
-        assert.deepEqual(pct.map((r) => r.name), ['a%b']);
+        assert.deepEqual(
+          pct.map((r) => r.name),
+          ['a%b'],
+        );
         const underscore = await checkList('contacts', { search: 'a_b' });
-        assert.deepEqual(underscore.map((r) => r.name), ['a_b']);
+        assert.deepEqual(
+          underscore.map((r) => r.name),
+          ['a_b'],
+        );
         const upper = await checkList('contacts', { search: 'A_B' });
-        assert.deepEqual(upper.map((r) => r.name), ['a_b']);
+        assert.deepEqual(
+          upper.map((r) => r.name),
+          ['a_b'],
+        );
         const only = await checkList('contacts', { search: '_' });
         assert.ok(!only.some((r) => r.name === 'axb' || r.name === 'AXB'), "'_' is no wildcard");
         const pctB = await checkList('contacts', { search: 'a%B' });
-        assert.deepEqual(pctB.map((r) => r.name), ['a%b']);
+        assert.deepEqual(
+          pctB.map((r) => r.name),
+          ['a%b'],
+        );
       });
 
       test('backslash is literal', async () => {
         const bs = await checkList('contacts', { search: '\\' });
-        assert.deepEqual(bs.map((r) => r.name), ['back\\slash']);
+        assert.deepEqual(
+          bs.map((r) => r.name),
+          ['back\\slash'],
+        );
         const mid = await checkList('contacts', { search: 'k\\s' });
-        assert.deepEqual(mid.map((r) => r.name), ['back\\slash']);
+        assert.deepEqual(
+          mid.map((r) => r.name),
+          ['back\\slash'],
+        );
         await checkList('contacts', { search: '\\%' }, { nonEmpty: false });
         await checkList('contacts', { search: 'back\\\\slash' }, { nonEmpty: false });
       });
@@ -356,20 +447,33 @@ for (const dialect of DIALECTS) {
         assert.equal(ascii.length, 2);
         for (const word of ['ÉCOLE', 'école', 'éCoLe']) {
           const got = await checkList('contacts', { search: word });
-          assert.deepEqual(sortedIds(ids(got)), sortedIds([idOf(byName('contacts', 'école du Nord')), idOf(byName('contacts', 'ÉCOLE Sud'))]), word);
+          assert.deepEqual(
+            sortedIds(ids(got)),
+            sortedIds([idOf(byName('contacts', 'école du Nord')), idOf(byName('contacts', 'ÉCOLE Sud'))]),
+            word,
+          );
         }
         for (const word of ['ä', 'Ä', 'äRGER', 'BÄCKER', 'zÜrich']) {
           const got = await checkList('contacts', { search: word });
-          assert.ok(got.some((r) => r.name === 'Müller'), word);
+          assert.ok(
+            got.some((r) => r.name === 'Müller'),
+            word,
+          );
         }
         await checkList('inquiries', { search: 'ÖSTERREICH' });
       });
 
       test('every word must match, each in any field', async () => {
         const both = await checkList('contacts', { search: 'jane oslo' });
-        assert.deepEqual(both.map((r) => r.name), ['Jane Roe']);
+        assert.deepEqual(
+          both.map((r) => r.name),
+          ['Jane Roe'],
+        );
         const across = await checkList('contacts', { search: '  BAKER\tjane  ' });
-        assert.deepEqual(across.map((r) => r.name), ['Jane Roe']);
+        assert.deepEqual(
+          across.map((r) => r.name),
+          ['Jane Roe'],
+        );
         await checkList('contacts', { search: 'jane nowhere' }, { nonEmpty: false });
         await checkList('contacts', { search: 'same paris' });
         await checkList('contacts', { search: 'same 2' });
@@ -383,7 +487,10 @@ for (const dialect of DIALECTS) {
         assert.ok(names.includes('Neg'), 'source_id = 42');
         assert.ok(!names.includes('Svc four-twenty'), 'service_id 420 is not equal to 42');
         const neg = await checkList('contacts', { search: '-3' });
-        assert.ok(neg.some((r) => r.name === 'Neg'), 'service_id = -3');
+        assert.ok(
+          neg.some((r) => r.name === 'Neg'),
+          'service_id = -3',
+        );
         await checkList('contacts', { search: '2147483647' });
         // Out of the 32-bit range: no integer field can equal it, and it is no error.
         await checkList('contacts', { search: '99999999999' }, { nonEmpty: false });
@@ -391,16 +498,35 @@ for (const dialect of DIALECTS) {
 
       test('a 64-bit integer word equals ticket_id exactly and matches text', async () => {
         const got = await checkList('inquiries', { search: '9007199254740993' });
-        assert.ok(got.some((r) => r.detail === 'x19007199254740993y'), 'substring in text');
-        assert.ok(got.some((r) => BigInt(r.ticket_id as bigint) === 9007199254740993n), 'equal ticket_id');
-        assert.ok(!got.some((r) => r.ticket_id !== null && BigInt(r.ticket_id as bigint) === 9007199254740992n && r.detail === null), 'not …992');
+        assert.ok(
+          got.some((r) => r.detail === 'x19007199254740993y'),
+          'substring in text',
+        );
+        assert.ok(
+          got.some((r) => BigInt(r.ticket_id as bigint) === 9007199254740993n),
+          'equal ticket_id',
+        );
+        assert.ok(
+          !got.some(
+            (r) => r.ticket_id !== null && BigInt(r.ticket_id as bigint) === 9007199254740992n && r.detail === null,
+          ),
+          'not …992',
+        );
         const low = await checkList('inquiries', { search: '9007199254740992' });
-        assert.ok(!low.some((r) => r.ticket_id !== null && BigInt(r.ticket_id as bigint) === 9007199254740993n && r.detail === null), 'not …993');
+        assert.ok(
+          !low.some(
+            (r) => r.ticket_id !== null && BigInt(r.ticket_id as bigint) === 9007199254740993n && r.detail === null,
+          ),
+          'not …993',
+        );
         await checkList('inquiries', { search: '9223372036854775807' });
         await checkList('inquiries', { search: '-9223372036854775808' });
         // Contacts have no 64-bit searchable field: only text matches.
         const text = await checkList('contacts', { search: '9007199254740993' });
-        assert.deepEqual(text.map((r) => r.name), ['Big in text']);
+        assert.deepEqual(
+          text.map((r) => r.name),
+          ['Big in text'],
+        );
       });
 
       test('non-searchable and non-text fields are not searched', async () => {
@@ -458,8 +584,17 @@ for (const dialect of DIALECTS) {
       for (const params of textCases) {
         test(`text ${decodeURIComponent(qs(params))}`, async () => {
           const got = await checkList('contacts', params, { nonEmpty: params['filter[name][eq]'] !== 'same' });
-          if (params['filter[city][ne]']) assert.ok(got.some((r) => r.city === null), 'ne keeps rows whose city is NULL');
-          if (params['filter[city]'] === 'null') assert.deepEqual(got.map((r) => r.name), ['Literal null'], "'null' is a word for text");
+          if (params['filter[city][ne]'])
+            assert.ok(
+              got.some((r) => r.city === null),
+              'ne keeps rows whose city is NULL',
+            );
+          if (params['filter[city]'] === 'null')
+            assert.deepEqual(
+              got.map((r) => r.name),
+              ['Literal null'],
+              "'null' is a word for text",
+            );
         });
       }
 
@@ -497,7 +632,11 @@ for (const dialect of DIALECTS) {
       for (const params of integerCases) {
         test(`integer ${decodeURIComponent(qs(params))}`, async () => {
           const got = await checkList('contacts', params);
-          if (params['filter[service_id][ne]'] === '2') assert.ok(got.some((r) => r.service_id === null), 'ne keeps NULL');
+          if (params['filter[service_id][ne]'] === '2')
+            assert.ok(
+              got.some((r) => r.service_id === null),
+              'ne keeps NULL',
+            );
         });
       }
 
@@ -521,13 +660,22 @@ for (const dialect of DIALECTS) {
           const got = await checkList('inquiries', params);
           const tickets = got.map((r) => (r.ticket_id === null ? null : BigInt(r.ticket_id as bigint)));
           if (params['filter[ticket_id][gt]'] === '9007199254740992') {
-            assert.ok(tickets.includes(9007199254740993n) && !tickets.includes(9007199254740992n), 'gt is exact at 2^53');
+            assert.ok(
+              tickets.includes(9007199254740993n) && !tickets.includes(9007199254740992n),
+              'gt is exact at 2^53',
+            );
           }
           if (params['filter[ticket_id][lte]'] === '9007199254740992') {
-            assert.ok(tickets.includes(9007199254740992n) && !tickets.includes(9007199254740993n), 'lte is exact at 2^53');
+            assert.ok(
+              tickets.includes(9007199254740992n) && !tickets.includes(9007199254740993n),
+              'lte is exact at 2^53',
+            );
           }
           if (params['filter[ticket_id]'] === '9007199254740993') {
-            assert.ok(tickets.every((t) => t === 9007199254740993n), 'eq is exact beyond 2^53');
+            assert.ok(
+              tickets.every((t) => t === 9007199254740993n),
+              'eq is exact beyond 2^53',
+            );
           }
         });
       }
@@ -553,7 +701,11 @@ for (const dialect of DIALECTS) {
           if (params['filter[status][ne]'] === 'true') {
             assert.deepEqual(new Set(got.map((r) => r.status)), new Set([false, null]), 'ne true keeps false and null');
           }
-          if (params['filter[status]'] === 'null') assert.ok(got.every((r) => r.status === null), "'null' means NULL for a boolean");
+          if (params['filter[status]'] === 'null')
+            assert.ok(
+              got.every((r) => r.status === null),
+              "'null' means NULL for a boolean",
+            );
         });
       }
 
@@ -596,9 +748,21 @@ for (const dialect of DIALECTS) {
 
       test('search and filters combine with AND', async () => {
         await checkList('contacts', { search: 'same', 'filter[city][ne]': 'Paris', 'filter[service_id][gte]': '2' });
-        await checkList('contacts', { search: 'example 5', 'filter[city][null]': 'false', 'filter[country]': 'France' });
-        await checkList('inquiries', { search: 'same', 'filter[status]': 'true', 'filter[ticket_date][gte]': '2026-03-01' });
-        await checkList('inquiries', { search: 'norway inq', 'filter[ticket_id][gt]': '9007199254740992', 'filter[inquiry_type][in]': 'true,null' });
+        await checkList('contacts', {
+          search: 'example 5',
+          'filter[city][null]': 'false',
+          'filter[country]': 'France',
+        });
+        await checkList('inquiries', {
+          search: 'same',
+          'filter[status]': 'true',
+          'filter[ticket_date][gte]': '2026-03-01',
+        });
+        await checkList('inquiries', {
+          search: 'norway inq',
+          'filter[ticket_id][gt]': '9007199254740992',
+          'filter[inquiry_type][in]': 'true,null',
+        });
         await checkList('inquiries', { 'filter[status][ne]': 'true', 'filter[status][null]': 'false' });
       });
 
@@ -622,7 +786,14 @@ for (const dialect of DIALECTS) {
         ['inquiries', { 'filter[ticket_id][gt]': '9223372036854775808' }, 'filter[ticket_id][gt]'],
         ['inquiries', { 'filter[ticket_date][gte]': '2026-02-30' }, 'filter[ticket_date][gte]'],
         ['inquiries', { 'filter[ticket_date][lt]': 'yesterday' }, 'filter[ticket_date][lt]'],
-        ['contacts', [['filter[city]', 'a'], ['filter[city]', 'b']], 'filter[city]'],
+        [
+          'contacts',
+          [
+            ['filter[city]', 'a'],
+            ['filter[city]', 'b'],
+          ],
+          'filter[city]',
+        ],
         ['contacts', { filter: 'city' }, 'filter'],
         ['contacts', { foo: '1' }, 'foo'],
         ['contacts', { sort: 'nope' }, 'sort'],
@@ -646,13 +817,39 @@ for (const dialect of DIALECTS) {
     // ------------------------------------------------------------ sort
 
     describe('sort', () => {
-      const contactSorts = ['name', '-name', 'city', '-city', 'service_id', '-service_id', 'city,-service_id', '-city,service_id', 'name,city', '-name,-city', 'id', '-id', 'name,-id', 'created_at', '-created_at'];
+      const contactSorts = [
+        'name',
+        '-name',
+        'city',
+        '-city',
+        'service_id',
+        '-service_id',
+        'city,-service_id',
+        '-city,service_id',
+        'name,city',
+        '-name,-city',
+        'id',
+        '-id',
+        'name,-id',
+        'created_at',
+        '-created_at',
+      ];
       for (const sort of contactSorts) {
         test(`contacts sort=${sort}`, async () => {
           await checkList('contacts', { sort }, { nonEmpty: true, notAll: false });
         });
       }
-      const inquirySorts = ['status', '-status', 'status,-ticket_id', 'ticket_id', '-ticket_id', 'ticket_date', '-ticket_date,name', 'assigned_date', '-inquiry_type,inquiry_status'];
+      const inquirySorts = [
+        'status',
+        '-status',
+        'status,-ticket_id',
+        'ticket_id',
+        '-ticket_id',
+        'ticket_date',
+        '-ticket_date,name',
+        'assigned_date',
+        '-inquiry_type,inquiry_status',
+      ];
       for (const sort of inquirySorts) {
         test(`inquiries sort=${sort}`, async () => {
           await checkList('inquiries', { sort }, { notAll: false });
@@ -670,10 +867,19 @@ for (const dialect of DIALECTS) {
         const asc = await listAll('contacts', { sort: 'city' });
         const nulls = seeded.contacts.filter((r) => r.city === null).length;
         assert.ok(nulls > 0, 'test data has NULL cities');
-        assert.ok(asc.slice(0, nulls).every((r) => r.city === null), 'NULL first ascending');
-        assert.ok(asc.slice(nulls).every((r) => r.city !== null), 'then the others');
+        assert.ok(
+          asc.slice(0, nulls).every((r) => r.city === null),
+          'NULL first ascending',
+        );
+        assert.ok(
+          asc.slice(nulls).every((r) => r.city !== null),
+          'then the others',
+        );
         const desc = await listAll('contacts', { sort: '-city' });
-        assert.ok(desc.slice(-nulls).every((r) => r.city === null), 'NULL last descending');
+        assert.ok(
+          desc.slice(-nulls).every((r) => r.city === null),
+          'NULL last descending',
+        );
         const status = await listAll('inquiries', { sort: 'status' });
         assert.deepEqual([...new Set(status.map((r) => r.status))], [null, false, true]);
         const statusDesc = await listAll('inquiries', { sort: '-status' });
@@ -688,10 +894,14 @@ for (const dialect of DIALECTS) {
         const desc = (await listAll('contacts', { sort: '-name' })).filter((r) => r.name === 'Same').map(idOf);
         assert.deepEqual(desc, sortedIds(sameIds).reverse());
         // Last key ascending, first descending: ties go by ascending id.
-        const mixed = (await listAll('contacts', { sort: '-name,city' })).filter((r) => r.name === 'Same' && r.city === 'Paris').map(idOf);
+        const mixed = (await listAll('contacts', { sort: '-name,city' }))
+          .filter((r) => r.name === 'Same' && r.city === 'Paris')
+          .map(idOf);
         assert.ok(mixed.length >= 2, 'test data has ties on name and city');
         assert.deepEqual(mixed, sortedIds(mixed));
-        const mixed2 = (await listAll('contacts', { sort: 'name,-city' })).filter((r) => r.name === 'Same' && r.city === 'Paris').map(idOf);
+        const mixed2 = (await listAll('contacts', { sort: 'name,-city' }))
+          .filter((r) => r.name === 'Same' && r.city === 'Paris')
+          .map(idOf);
         assert.deepEqual(mixed2, sortedIds(mixed2).reverse());
       });
     });
@@ -826,7 +1036,13 @@ for (const dialect of DIALECTS) {
         const cursor = first.body.meta.next_cursor as string;
         assert.equal((await list('contacts', { sort: 'name', per_page: '3', cursor })).status, 200);
         const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-        const decoded = (() => { try { return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown; } catch { return undefined; } })();
+        const decoded = (() => {
+          try {
+            return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+          } catch {
+            return undefined;
+          }
+        })();
         const tampered = [
           'not-a-cursor',
           'x',
@@ -859,13 +1075,19 @@ for (const dialect of DIALECTS) {
         }
         assert422(await list('contacts', { per_page: '3', cursor }), 'cursor');
         const byDefault = await list('contacts', { per_page: '3', cursor: '' });
-        assert422(await list('contacts', { sort: 'id', per_page: '3', cursor: byDefault.body.meta.next_cursor }), 'cursor');
+        assert422(
+          await list('contacts', { sort: 'id', per_page: '3', cursor: byDefault.body.meta.next_cursor }),
+          'cursor',
+        );
       });
 
       test('a cursor of another resource is refused', async () => {
         for (const sort of ['name', '-id']) {
           const fromContacts = await list('contacts', { sort, per_page: '3', cursor: '' });
-          assert422(await list('inquiries', { sort, per_page: '3', cursor: fromContacts.body.meta.next_cursor }), 'cursor');
+          assert422(
+            await list('inquiries', { sort, per_page: '3', cursor: fromContacts.body.meta.next_cursor }),
+            'cursor',
+          );
         }
       });
     });

@@ -55,8 +55,15 @@ const KIND_CASES: Record<KindName, KindCases> = {
       { value: 0, expect: 0 },
     ],
     rejected: () => [
-      { value: -2147483649 }, { value: 2147483648 }, { value: 2n ** 63n, label: '2^63' },
-      { value: 1.5 }, { value: '12' }, { value: true }, { value: 'abc' }, { value: [1] }, { value: { n: 1 } },
+      { value: -2147483649 },
+      { value: 2147483648 },
+      { value: 2n ** 63n, label: '2^63' },
+      { value: 1.5 },
+      { value: '12' },
+      { value: true },
+      { value: 'abc' },
+      { value: [1] },
+      { value: { n: 1 } },
     ],
     samples: [1, 2],
     same: (a, e) => (e === null ? a === null : typeof a === 'number' && a === e),
@@ -71,9 +78,16 @@ const KIND_CASES: Record<KindName, KindCases> = {
       { value: 42, expect: 42n },
     ],
     rejected: () => [
-      { value: 9223372036854775808n }, { value: -9223372036854775809n },
+      { value: 9223372036854775808n },
+      { value: -9223372036854775809n },
       { value: '9223372036854775808', label: '"9223372036854775808" (digits)' },
-      { value: 1.5 }, { value: '12a' }, { value: '' }, { value: ' 12' }, { value: '1.5' }, { value: true }, { value: [1] },
+      { value: 1.5 },
+      { value: '12a' },
+      { value: '' },
+      { value: ' 12' },
+      { value: '1.5' },
+      { value: true },
+      { value: [1] },
     ],
     samples: [1n, 2n],
     same: (a, e) => (e === null ? a === null : exactInteger(a, e)),
@@ -87,9 +101,17 @@ const KIND_CASES: Record<KindName, KindCases> = {
       { value: '2024-02-29', expect: '2024-02-29T00:00:00.000Z' },
     ],
     rejected: () => [
-      { value: '2026-02-30' }, { value: '2025-02-29' }, { value: '2026-13-01' }, { value: '2026-00-10' },
-      { value: 'yesterday' }, { value: '22/11/2026' }, { value: '2026-11-22T24:00:00Z' }, { value: '2026-11-22T10:30:00' },
-      { value: '' }, { value: 1700000000 }, { value: true },
+      { value: '2026-02-30' },
+      { value: '2025-02-29' },
+      { value: '2026-13-01' },
+      { value: '2026-00-10' },
+      { value: 'yesterday' },
+      { value: '22/11/2026' },
+      { value: '2026-11-22T24:00:00Z' },
+      { value: '2026-11-22T10:30:00' },
+      { value: '' },
+      { value: 1700000000 },
+      { value: true },
     ],
     samples: ['2026-01-01', '2026-01-02'],
     same: strictlyEqual,
@@ -99,7 +121,15 @@ const KIND_CASES: Record<KindName, KindCases> = {
       { value: true, expect: true },
       { value: false, expect: false },
     ],
-    rejected: () => [{ value: 'true' }, { value: 'false' }, { value: 1 }, { value: 0 }, { value: 'yes' }, { value: 'on' }, { value: [true] }],
+    rejected: () => [
+      { value: 'true' },
+      { value: 'false' },
+      { value: 1 },
+      { value: 0 },
+      { value: 'yes' },
+      { value: 'on' },
+      { value: [true] },
+    ],
     samples: [true, false],
     same: strictlyEqual,
   },
@@ -136,24 +166,40 @@ function textCases(): KindCases {
         const n = String(++uniqueCounter);
         const longest = `${n}${'a'.repeat(f.max! - '@example.com'.length - n.length)}@example.com`;
         const tagged = `first.last+${n}@example.co.uk`;
-        return [{ value: longest, expect: longest, label: `${f.max} characters` }, { value: tagged, expect: tagged }];
+        return [
+          { value: longest, expect: longest, label: `${f.max} characters` },
+          { value: tagged, expect: tagged },
+        ];
       }
       return plain.accepted(f);
     },
-    rejected: (f) => [...textRejected(f), ...(f.required ? [{ value: '', label: 'empty, on a required field' }, { value: '  ', label: 'only blanks, on a required field' }] : [])],
+    rejected: (f) => [
+      ...textRejected(f),
+      ...(f.required
+        ? [
+            { value: '', label: 'empty, on a required field' },
+            { value: '  ', label: 'only blanks, on a required field' },
+          ]
+        : []),
+    ],
     samples: ['first', 'second'],
   };
 
   function textRejected(f: Field): Rejected[] {
-      if (f.choices) return [{ value: 'someone-else' }, { value: f.choices[0]!.toUpperCase() }, { value: 42 }];
-      if (f.format && f.format !== 'email' && formats[f.format].samples.invalid.length) {
-        return [...formats[f.format].samples.invalid.map((v) => ({ value: v })), { value: 42, label: 'a number' }];
-      }
-      if (f.format === 'email') {
-        return [{ value: `${'a'.repeat(f.max! - '@example.com'.length + 1)}@example.com`, label: `${f.max! + 1} characters` },
-          { value: 'not-an-email' }, { value: 'a@b@c.com' }, { value: 'a b@example.com' }, { value: 42 }];
-      }
-      return plain.rejected(f);
+    if (f.choices) return [{ value: 'someone-else' }, { value: f.choices[0]!.toUpperCase() }, { value: 42 }];
+    if (f.format && f.format !== 'email' && formats[f.format].samples.invalid.length) {
+      return [...formats[f.format].samples.invalid.map((v) => ({ value: v })), { value: 42, label: 'a number' }];
+    }
+    if (f.format === 'email') {
+      return [
+        { value: `${'a'.repeat(f.max! - '@example.com'.length + 1)}@example.com`, label: `${f.max! + 1} characters` },
+        { value: 'not-an-email' },
+        { value: 'a@b@c.com' },
+        { value: 'a b@example.com' },
+        { value: 42 },
+      ];
+    }
+    return plain.rejected(f);
   }
 }
 
@@ -182,7 +228,8 @@ function textOnlyCases(): KindCases {
 
 function show(value: unknown): string {
   if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'string' && value.length > 40) return `"${value.slice(0, 12)}…" (${[...value].length} code points)`;
+  if (typeof value === 'string' && value.length > 40)
+    return `"${value.slice(0, 12)}…" (${[...value].length} code points)`;
   return JSON.stringify(value) ?? String(value);
 }
 
@@ -202,7 +249,10 @@ function sampleOf(field: Field, i: 0 | 1): unknown {
  */
 const referenceCases = (kind: KindCases): KindCases => ({
   ...kind,
-  accepted: () => [{ value: 1, expect: 1 }, { value: 2, expect: 2 }],
+  accepted: () => [
+    { value: 1, expect: 1 },
+    { value: 2, expect: 2 },
+  ],
   rejected: (f) => [...kind.rejected(f), { value: 2147483647, label: 'names no record' }],
   samples: [1, 2],
 });
@@ -227,8 +277,10 @@ function assertRejected(reply: Reply, fields: string[], what: string): void {
   assert.equal(reply.body?.code, 'validation_failed', `${what}: code`);
   for (const name of fields) {
     const messages = Object.hasOwn(reply.body.errors ?? {}, name) ? reply.body.errors[name] : undefined;
-    assert.ok(Array.isArray(messages) && messages.length > 0 && messages.every((m) => typeof m === 'string' && m !== ''),
-      `${what}: errors names ${name} (got ${reply.text.slice(0, 300)})`);
+    assert.ok(
+      Array.isArray(messages) && messages.length > 0 && messages.every((m) => typeof m === 'string' && m !== ''),
+      `${what}: errors names ${name} (got ${reply.text.slice(0, 300)})`,
+    );
   }
 }
 
@@ -238,7 +290,11 @@ for (const dialect of DIALECTS) {
     before(async () => {
       app = await startApp(dialect);
       // User #2, for the references' accepted ids (#1 is the first admin).
-      const second = await app.post('/api/v1/users', { name: 'Second', email: 'second@example.com', password: 'a long enough passphrase 42' });
+      const second = await app.post('/api/v1/users', {
+        name: 'Second',
+        email: 'second@example.com',
+        password: 'a long enough passphrase 42',
+      });
       assert.equal(second.body.data?.id, 2, second.text);
     });
     after(() => app.close());
@@ -274,7 +330,8 @@ for (const dialect of DIALECTS) {
           const cases = casesOf(field);
           const what = (value: unknown, how: string) => `${resource.name}.${field.name} = ${show(value)} (${how})`;
           // Another writable field, changed together with a bad value to show a rejected PATCH writes nothing.
-          const companion = resource.writable.find((f) => f !== field && !f.required) ?? resource.writable.find((f) => f !== field)!;
+          const companion =
+            resource.writable.find((f) => f !== field && !f.required) ?? resource.writable.find((f) => f !== field)!;
           const start = sampleOf(field, 0);
 
           const title = `${field.name} (${field.kind.name}${field.max !== undefined ? `, max ${field.max}` : ''}${field.nullable ? ', nullable' : ''})`;
@@ -289,7 +346,10 @@ for (const dialect of DIALECTS) {
               assert.ok(cases.same(actual, expected), `${label}: answered ${show(actual)}, expected ${show(expected)}`);
               // 64-bit values are written exactly in the JSON text, as numbers.
               if (typeof expected === 'bigint') {
-                assert.ok(reply.text.includes(`"${field.name}":${expected}`), `${label}: raw JSON has ${field.name}:${expected} (got ${reply.text.slice(0, 400)})`);
+                assert.ok(
+                  reply.text.includes(`"${field.name}":${expected}`),
+                  `${label}: raw JSON has ${field.name}:${expected} (got ${reply.text.slice(0, 400)})`,
+                );
               }
             };
 
@@ -320,22 +380,48 @@ for (const dialect of DIALECTS) {
               const w = what(value, `create${label ? `, ${label}` : ''}`);
               assertRejected(await app.post(path, { ...baseBody(resource), [field.name]: value }), [field.name], w);
             }
-            assert.equal(await total(resource), countBefore, `${resource.name}.${field.name}: rejected creates left the count unchanged`);
+            assert.equal(
+              await total(resource),
+              countBefore,
+              `${resource.name}.${field.name}: rejected creates left the count unchanged`,
+            );
 
             // Refused on PATCH together with a valid change of another field, which is not written either.
-            const target = await create(resource, { [field.name]: start, [companion.name]: sampleOf(companion, 0) }, `${resource.name}.${field.name}: patch target`);
+            const target = await create(
+              resource,
+              { [field.name]: start, [companion.name]: sampleOf(companion, 0) },
+              `${resource.name}.${field.name}: patch target`,
+            );
             const id = target.body.data.id;
             const readBefore = await read(resource, id);
             for (const { value, label } of rejected) {
               const w = what(value, `patch with ${companion.name}${label ? `, ${label}` : ''}`);
-              const reply = await app.patch(`${path}/${String(id)}`, { [companion.name]: sampleOf(companion, 1), [field.name]: value });
+              const reply = await app.patch(`${path}/${String(id)}`, {
+                [companion.name]: sampleOf(companion, 1),
+                [field.name]: value,
+              });
               assertRejected(reply, [field.name], w);
-              assert.ok(!Object.hasOwn(reply.body.errors, companion.name), `${w}: the valid ${companion.name} is not named`);
+              assert.ok(
+                !Object.hasOwn(reply.body.errors, companion.name),
+                `${w}: the valid ${companion.name} is not named`,
+              );
             }
             const readAfter = await read(resource, id);
-            assert.deepEqual(readAfter.body, readBefore.body, `${resource.name}.${field.name}: rejected patches left the record unchanged`);
-            assert.equal(readAfter.headers.get('etag'), readBefore.headers.get('etag'), `${resource.name}.${field.name}: ETag unchanged`);
-            assert.equal(await total(resource), countBefore + 1, `${resource.name}.${field.name}: rejected patches created nothing`);
+            assert.deepEqual(
+              readAfter.body,
+              readBefore.body,
+              `${resource.name}.${field.name}: rejected patches left the record unchanged`,
+            );
+            assert.equal(
+              readAfter.headers.get('etag'),
+              readBefore.headers.get('etag'),
+              `${resource.name}.${field.name}: ETag unchanged`,
+            );
+            assert.equal(
+              await total(resource),
+              countBefore + 1,
+              `${resource.name}.${field.name}: rejected patches created nothing`,
+            );
           });
         }
 
@@ -348,7 +434,11 @@ for (const dialect of DIALECTS) {
                 const reply = await app.patch(`${path}/${String(id)}`, { [field.name]: value });
                 assert.equal(reply.status, 200, `${field.name} → ${show(value)}: ${reply.text}`);
                 assert.equal(reply.body.data[field.name], value, `${field.name} → ${show(value)}`);
-                assert.equal((await read(resource, id)).body.data[field.name], value, `${field.name} → ${show(value)}, read back`);
+                assert.equal(
+                  (await read(resource, id)).body.data[field.name],
+                  value,
+                  `${field.name} → ${show(value)}, read back`,
+                );
               }
             }
           });
@@ -359,18 +449,31 @@ for (const dialect of DIALECTS) {
           const valid = resource.writable[0]!;
           const validValue = sampleOf(valid, 0);
 
-          assertRejected(await app.post(path, { ...baseBody(resource), [valid.name]: validValue, nmae: 'x' }), ['nmae'], 'create with nmae');
+          assertRejected(
+            await app.post(path, { ...baseBody(resource), [valid.name]: validValue, nmae: 'x' }),
+            ['nmae'],
+            'create with nmae',
+          );
 
           // Prototype names must be plain keys, written as raw JSON so no JS object literal eats them.
           const tricky = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'prototype'];
           const raw = `{${[...tricky.map((n) => `"${n}": "x"`), `"${valid.name}": ${JSON.stringify(toPlain(validValue))}`].join(', ')}}`;
-          const tricked = await app.request('POST', path, { body: raw, headers: { 'content-type': 'application/json' } });
+          const tricked = await app.request('POST', path, {
+            body: raw,
+            headers: { 'content-type': 'application/json' },
+          });
           assertRejected(tricked, tricky, 'create with prototype names');
           // The names of other resources' fields are unknown here.
-          const foreign = [...new Set(resources.flatMap((r) => r.fields.map((f) => f.name)))].filter((n) => !resource.field(n));
+          const foreign = [...new Set(resources.flatMap((r) => r.fields.map((f) => f.name)))].filter(
+            (n) => !resource.field(n),
+          );
           if (foreign.length) {
             const body = Object.fromEntries(foreign.map((n) => [n, 'x']));
-            assertRejected(await app.post(path, { ...baseBody(resource), ...body }), foreign, `create with ${foreign.join(', ')}`);
+            assertRejected(
+              await app.post(path, { ...baseBody(resource), ...body }),
+              foreign,
+              `create with ${foreign.join(', ')}`,
+            );
           }
           assert.equal(await total(resource), countBefore, 'rejected creates left the count unchanged');
 
@@ -378,10 +481,20 @@ for (const dialect of DIALECTS) {
           const id = target.body.data.id;
           const readBefore = await read(resource, id);
           const otherValue = sampleOf(valid, 1);
-          assertRejected(await app.patch(`${path}/${String(id)}`, { [valid.name]: otherValue, nmae: 'x' }), ['nmae'], 'patch with nmae');
+          assertRejected(
+            await app.patch(`${path}/${String(id)}`, { [valid.name]: otherValue, nmae: 'x' }),
+            ['nmae'],
+            'patch with nmae',
+          );
           const rawPatch = `{"${valid.name}": ${JSON.stringify(toPlain(otherValue))}, "__proto__": {"${valid.name}": "polluted"}, "constructor": "x"}`;
-          assertRejected(await app.request('PATCH', `${path}/${String(id)}`, { body: rawPatch, headers: { 'content-type': 'application/json' } }),
-            ['__proto__', 'constructor'], 'patch with prototype names');
+          assertRejected(
+            await app.request('PATCH', `${path}/${String(id)}`, {
+              body: rawPatch,
+              headers: { 'content-type': 'application/json' },
+            }),
+            ['__proto__', 'constructor'],
+            'patch with prototype names',
+          );
           const readAfter = await read(resource, id);
           assert.deepEqual(readAfter.body, readBefore.body, 'rejected patches left the record unchanged');
           assert.equal(({} as Row)[valid.name], undefined, 'Object.prototype is not polluted');
@@ -394,13 +507,18 @@ for (const dialect of DIALECTS) {
           const [first, second] = [sampleOf(valid, 0), sampleOf(valid, 1)];
           const sentId = 987654321n;
           const sentTime = '2001-02-03T04:05:06.000Z';
-          const forged = () => Object.fromEntries(readOnly.map((f) => [f.name, f.kind.name === 'dateTime' ? sentTime : sentId]));
+          const forged = () =>
+            Object.fromEntries(readOnly.map((f) => [f.name, f.kind.name === 'dateTime' ? sentTime : sentId]));
 
           const startedAt = Date.now();
           const created = await create(resource, { ...forged(), [valid.name]: first }, 'create with read-only fields');
           const record = created.body.data;
           for (const f of readOnly) {
-            assert.notEqual(String(record[f.name]), String(forged()[f.name]), `create: ${f.name} is the server's, not the sent value`);
+            assert.notEqual(
+              String(record[f.name]),
+              String(forged()[f.name]),
+              `create: ${f.name} is the server's, not the sent value`,
+            );
             if (f.kind.name === 'dateTime' && f.timestamp) {
               const t = Date.parse(record[f.name]);
               assert.ok(Math.abs(t - startedAt) < 60_000, `create: ${f.name} (${record[f.name]}) is about now`);
@@ -408,7 +526,11 @@ for (const dialect of DIALECTS) {
           }
           assert.ok(casesOf(valid).same(record[valid.name], first), `create: ${valid.name} written alongside`);
           assert.equal((await app.get(`${path}/${sentId}`)).status, 404, 'no record was created under the sent id');
-          assert.deepEqual((await read(resource, record.id)).body, created.body, 'create answer equals the stored record');
+          assert.deepEqual(
+            (await read(resource, record.id)).body,
+            created.body,
+            'create answer equals the stored record',
+          );
 
           // Keep updated_at from landing in the same millisecond as created_at.
           await new Promise((resolve) => setTimeout(resolve, 5));
@@ -424,7 +546,11 @@ for (const dialect of DIALECTS) {
               assert.equal(String(after[f.name]), String(record[f.name]), `patch: ${f.name} kept`);
             }
           }
-          assert.deepEqual((await read(resource, record.id)).body, patched.body, 'patch answer equals the stored record');
+          assert.deepEqual(
+            (await read(resource, record.id)).body,
+            patched.body,
+            'patch answer equals the stored record',
+          );
 
           // Only read-only fields: nothing to change, the record stays as it is.
           const onlyForged = await app.patch(`${path}/${String(record.id)}`, forged());
@@ -436,12 +562,22 @@ for (const dialect of DIALECTS) {
           const countBefore = await total(resource);
           const valid = resource.writable[0]!;
           const validValue = toPlain(sampleOf(valid, 0));
-          const bodies = ['[]', `[${JSON.stringify({ ...baseBody(resource), [valid.name]: validValue })}]`, `"${valid.name}"`, '42', 'true'];
+          const bodies = [
+            '[]',
+            `[${JSON.stringify({ ...baseBody(resource), [valid.name]: validValue })}]`,
+            `"${valid.name}"`,
+            '42',
+            'true',
+          ];
           const json = { 'content-type': 'application/json' };
           for (const body of bodies) {
             const reply = await app.request('POST', path, { body, headers: json });
             assert.equal(reply.status, 422, `POST ${body}: ${reply.text}`);
-            assert.match(reply.headers.get('content-type') ?? '', /^application\/problem\+json\b/, `POST ${body}: content-type`);
+            assert.match(
+              reply.headers.get('content-type') ?? '',
+              /^application\/problem\+json\b/,
+              `POST ${body}: content-type`,
+            );
             assert.equal(reply.body.code, 'validation_failed', `POST ${body}: code`);
           }
           assert.equal(await total(resource), countBefore, 'rejected creates left the count unchanged');
@@ -454,7 +590,11 @@ for (const dialect of DIALECTS) {
             assert.equal(reply.status, 422, `PATCH ${body}: ${reply.text}`);
             assert.equal(reply.body.code, 'validation_failed', `PATCH ${body}: code`);
           }
-          assert.deepEqual((await read(resource, id)).body, readBefore.body, 'rejected patches left the record unchanged');
+          assert.deepEqual(
+            (await read(resource, id)).body,
+            readBefore.body,
+            'rejected patches left the record unchanged',
+          );
         });
       });
     }

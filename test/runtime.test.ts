@@ -12,16 +12,25 @@ import { freshDatabase } from './helpers/database.ts';
 import { ROOT, runCli, serveCli } from './helpers/process.ts';
 
 const run = promisify(execFile);
-const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  dependencies: Record<string, string>;
+};
 const MIGRATION = /^\d{4}-\d{2}-\d{2}T\d{4}-[a-z0-9-]+\.ts$/;
 
 describe('runtime', () => {
-  test('the tests run on the Node meant (LEADBOOK_TEST_NODE: a major or an exact version; else package.json\'s node dependency)', () => {
+  test("the tests run on the Node meant (LEADBOOK_TEST_NODE: a major or an exact version; else package.json's node dependency)", () => {
     const pinned = pkg.dependencies.node;
     assert.match(pinned ?? '', /^\d+\.\d+\.\d+$/, 'package.json pins node to an exact version');
     const meant = process.env.LEADBOOK_TEST_NODE || pinned!;
-    if (/^\d+$/.test(meant)) assert.equal(process.versions.node.split('.')[0], meant, `running on ${process.version}, meant Node ${meant}`);
-    else assert.equal(process.versions.node, meant, `running on ${process.version}, meant ${meant} (npm scripts run node_modules/.bin/node)`);
+    if (/^\d+$/.test(meant))
+      assert.equal(process.versions.node.split('.')[0], meant, `running on ${process.version}, meant Node ${meant}`);
+    else
+      assert.equal(
+        process.versions.node,
+        meant,
+        `running on ${process.version}, meant ${meant} (npm scripts run node_modules/.bin/node)`,
+      );
   });
 
   test('`node bin/leadbook.js --version` prints the version of package.json', async () => {
@@ -42,7 +51,8 @@ describe('runtime', () => {
         const ready = await fetch(`${served.url}/readyz`);
         assert.equal(ready.status, 200);
         // The static files are found from dist/ too (public/ and htmx from its package).
-        for (const asset of ['app.css', 'htmx.min.js']) assert.equal((await fetch(`${served.url}/assets/${asset}`)).status, 200, asset);
+        for (const asset of ['app.css', 'htmx.min.js'])
+          assert.equal((await fetch(`${served.url}/assets/${asset}`)).status, 200, asset);
         // The process runs the compiled JavaScript, with no TypeScript loader.
         const cmdline = fs.readFileSync(`/proc/${served.child.pid}/cmdline`, 'utf8').split('\0');
         assert.ok(!cmdline.some((a) => /tsx/.test(a)), cmdline.join(' '));
@@ -62,7 +72,11 @@ describe('runtime', () => {
     const fresh = await freshDatabase('sqlite');
     try {
       const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
-      await run(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', out, '--tsBuildInfoFile', path.join(out, '.tsbuildinfo')], { cwd: ROOT });
+      await run(
+        process.execPath,
+        [tsc, '-p', 'tsconfig.build.json', '--outDir', out, '--tsBuildInfoFile', path.join(out, '.tsbuildinfo')],
+        { cwd: ROOT },
+      );
       fs.writeFileSync(path.join(out, 'package.json'), '{"type": "module"}\n');
       const folder = fs.readdirSync(path.join(out, 'db/migrations')).sort();
       // What the build leaves beside the migrations: the helpers' folder and source maps, which must not count.
@@ -75,7 +89,11 @@ describe('runtime', () => {
         await database.close();
         console.log(JSON.stringify(result.results.map((r) => r.status + ' ' + r.migrationName)));`;
       const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT });
-      const expected = fs.readdirSync(path.join(ROOT, 'src/db/migrations')).filter((f) => MIGRATION.test(f)).sort().map((f) => `Success ${f.replace(/\.ts$/, '')}`);
+      const expected = fs
+        .readdirSync(path.join(ROOT, 'src/db/migrations'))
+        .filter((f) => MIGRATION.test(f))
+        .sort()
+        .map((f) => `Success ${f.replace(/\.ts$/, '')}`);
       assert.ok(expected.length >= 5, expected.join(', '));
       assert.deepEqual(JSON.parse(stdout), expected);
     } finally {

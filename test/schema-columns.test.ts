@@ -11,7 +11,12 @@ import type { Dialect } from '../src/db/dialect.ts';
 import type { Field } from '../src/schema/resource.ts';
 import { DIALECTS, type FreshDatabase, freshDatabase } from './helpers/database.ts';
 
-interface Column { type: string; length: number | null; notNull: boolean; primary: boolean }
+interface Column {
+  type: string;
+  length: number | null;
+  notNull: boolean;
+  primary: boolean;
+}
 
 /**
  * The column each field should have: the field kind's own column type for the
@@ -21,9 +26,12 @@ interface Column { type: string; length: number | null; notNull: boolean; primar
 function expected(field: Field, dialect: Dialect): Column {
   const declared = field.kind.column(field, dialect).replace(/ primary key.*$| generated .*$/, '');
   const varchar = /^varchar\((\d+)\)$/.exec(declared);
-  const type = dialect === 'postgres'
-    ? varchar ? 'character varying' : declared.replace(/^timestamp\(3\)/, 'timestamp')
-    : declared;
+  const type =
+    dialect === 'postgres'
+      ? varchar
+        ? 'character varying'
+        : declared.replace(/^timestamp\(3\)/, 'timestamp')
+      : declared;
   return {
     type,
     length: dialect === 'postgres' && varchar ? Number(varchar[1]) : null,
@@ -36,17 +44,42 @@ function expected(field: Field, dialect: Dialect): Column {
 async function liveColumns(database: Database, table: string): Promise<Map<string, Column>> {
   const columns = new Map<string, Column>();
   if (database.dialect === 'sqlite') {
-    const rows = await sql<{ name: string; type: string; notnull: bigint; pk: bigint }>`select * from pragma_table_info(${table})`.execute(database.db);
-    for (const r of rows.rows) columns.set(r.name, { type: r.type.toLowerCase(), length: null, notNull: r.notnull === 1n, primary: r.pk === 1n });
+    const rows = await sql<{
+      name: string;
+      type: string;
+      notnull: bigint;
+      pk: bigint;
+    }>`select * from pragma_table_info(${table})`.execute(database.db);
+    for (const r of rows.rows)
+      columns.set(r.name, {
+        type: r.type.toLowerCase(),
+        length: null,
+        notNull: r.notnull === 1n,
+        primary: r.pk === 1n,
+      });
     return columns;
   }
-  const rows = await sql<{ column_name: string; data_type: string; character_maximum_length: number | null; is_nullable: string; is_identity: string; pk: boolean }>`
+  const rows = await sql<{
+    column_name: string;
+    data_type: string;
+    character_maximum_length: number | null;
+    is_nullable: string;
+    is_identity: string;
+    pk: boolean;
+  }>`
     select c.column_name, c.data_type, c.character_maximum_length, c.is_nullable, c.is_identity,
       exists (select 1 from information_schema.key_column_usage k join information_schema.table_constraints t using (constraint_name, table_name)
               where t.constraint_type = 'PRIMARY KEY' and k.table_name = c.table_name and k.column_name = c.column_name) as pk
-    from information_schema.columns c where c.table_name = ${table} and c.table_schema = current_schema()`.execute(database.db);
+    from information_schema.columns c where c.table_name = ${table} and c.table_schema = current_schema()`.execute(
+    database.db,
+  );
   for (const r of rows.rows) {
-    columns.set(r.column_name, { type: r.data_type, length: r.character_maximum_length, notNull: r.is_nullable === 'NO', primary: r.pk });
+    columns.set(r.column_name, {
+      type: r.data_type,
+      length: r.character_maximum_length,
+      notNull: r.is_nullable === 'NO',
+      primary: r.pk,
+    });
   }
   return columns;
 }
@@ -69,7 +102,9 @@ for (const dialect of DIALECTS) {
       test(`${resource.table}: one column per field, typed as declared`, async () => {
         const live = await liveColumns(database, resource.table);
         // On PostgreSQL the search index reads a generated column (migration T0003), which no field declares.
-        const extra = [...live.keys()].filter((name) => !resource.field(name) && !(dialect === 'postgres' && name === 'search_text'));
+        const extra = [...live.keys()].filter(
+          (name) => !resource.field(name) && !(dialect === 'postgres' && name === 'search_text'),
+        );
         assert.deepEqual(extra, [], 'columns the declarations do not know');
         for (const field of resource.fields) {
           const column = live.get(field.name);
@@ -87,7 +122,12 @@ for (const dialect of DIALECTS) {
         assert.equal(rows.rows.length, 3);
         for (const r of rows.rows) assert.equal(r.is_identity, 'YES', r.table_name);
       } else {
-        const rows = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'table' and name in ('contacts', 'inquiries', 'users')`.execute(database.db);
+        const rows = await sql<{
+          name: string;
+          sql: string;
+        }>`select name, sql from sqlite_master where type = 'table' and name in ('contacts', 'inquiries', 'users')`.execute(
+          database.db,
+        );
         assert.equal(rows.rows.length, 3);
         for (const r of rows.rows) assert.match(r.sql, /id integer primary key autoincrement/i, r.name);
       }
@@ -96,9 +136,15 @@ for (const dialect of DIALECTS) {
     test('every sort the pages offer has an index on (field, id)', async () => {
       const indexed = new Set<string>();
       if (dialect === 'postgres') {
-        const rows = await sql<{ tablename: string; indexdef: string }>`select tablename, indexdef from pg_indexes where schemaname = current_schema()`.execute(database.db);
+        const rows = await sql<{
+          tablename: string;
+          indexdef: string;
+        }>`select tablename, indexdef from pg_indexes where schemaname = current_schema()`.execute(database.db);
         for (const r of rows.rows) {
-          const columns = /\((.*)\)$/.exec(r.indexdef)?.[1]?.split(',').map((c) => c.trim().split(' ')[0]);
+          const columns = /\((.*)\)$/
+            .exec(r.indexdef)?.[1]
+            ?.split(',')
+            .map((c) => c.trim().split(' ')[0]);
           if (columns?.length === 2 && columns[1] === 'id') indexed.add(`${r.tablename}.${columns[0]}`);
         }
       } else {
@@ -106,12 +152,15 @@ for (const dialect of DIALECTS) {
           select m.name as tbl, il.name as idx, ii.name as col, ii.seqno from sqlite_master m, pragma_index_list(m.name) il, pragma_index_info(il.name) ii
           where m.type = 'table' order by il.name, ii.seqno`.execute(database.db);
         const byIndex = new Map<string, string[]>();
-        for (const r of rows.rows) byIndex.set(`${r.tbl}.${r.idx}`, [...(byIndex.get(`${r.tbl}.${r.idx}`) ?? []), r.col]);
-        for (const [key, cols] of byIndex) if (cols.length === 2 && cols[1] === 'id') indexed.add(`${key.split('.')[0]}.${cols[0]}`);
+        for (const r of rows.rows)
+          byIndex.set(`${r.tbl}.${r.idx}`, [...(byIndex.get(`${r.tbl}.${r.idx}`) ?? []), r.col]);
+        for (const [key, cols] of byIndex)
+          if (cols.length === 2 && cols[1] === 'id') indexed.add(`${key.split('.')[0]}.${cols[0]}`);
       }
       const sortable = resources.flatMap((r) => r.fields.filter((f) => f.sortable).map((f) => `${r.table}.${f.name}`));
       assert.ok(sortable.length >= 10, 'the declarations name sortable fields');
-      for (const key of sortable) assert.ok(indexed.has(key), `${key} is sortable in the pages but has no (field, id) index`);
+      for (const key of sortable)
+        assert.ok(indexed.has(key), `${key} is sortable in the pages but has no (field, id) index`);
       assert.ok(indexed.has('contacts.created_at'), 'date filters have an index');
     });
   });

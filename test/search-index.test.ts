@@ -17,8 +17,46 @@ import { asRecordTables } from '../src/db/tables.ts';
 
 // Pieces values are made of: each a trap for case folding, LIKE or FTS query syntax.
 const PIECES = [
-  'sol', 'SOL', 'Sol', 'ar', 'solar', 'é', 'É', 'e\u0301', 'ß', 'SS', 'İ', 'ı', 'i', 'Σ', 'σ', 'ς', 'ǅ', 'ﬁ', 'Å', 'å',
-  '%', '_', '\\', '"', "'", '*', '(', ')', 'AND', 'or', 'NEAR', '-', ':', '^', '😀', '👍🏽', '中文', 'x', 'yz', ' ',
+  'sol',
+  'SOL',
+  'Sol',
+  'ar',
+  'solar',
+  'é',
+  'É',
+  'e\u0301',
+  'ß',
+  'SS',
+  'İ',
+  'ı',
+  'i',
+  'Σ',
+  'σ',
+  'ς',
+  'ǅ',
+  'ﬁ',
+  'Å',
+  'å',
+  '%',
+  '_',
+  '\\',
+  '"',
+  "'",
+  '*',
+  '(',
+  ')',
+  'AND',
+  'or',
+  'NEAR',
+  '-',
+  ':',
+  '^',
+  '😀',
+  '👍🏽',
+  '中文',
+  'x',
+  'yz',
+  ' ',
 ];
 const RUNS = Number(process.env.LEADBOOK_SOAK ? 200 : 60);
 const TEXT_FIELDS = contact.searchText.map((f) => f.name);
@@ -26,7 +64,11 @@ const TEXT_FIELDS = contact.searchText.map((f) => f.name);
 const valueArb = fc.array(fc.constantFrom(...PIECES), { minLength: 0, maxLength: 6 }).map((parts) => parts.join(''));
 // An email must be a valid address (the second wave's rule): the pieces a local part may hold, traps included.
 const LOCAL_PIECES = ['sol', 'SOL', 'solar', 'ar', '%', '_', "'", '*', '-', '^', 'AND', 'or', 'NEAR', 'x', 'yz'];
-const emailArb = fc.tuple(fc.array(fc.constantFrom(...LOCAL_PIECES), { minLength: 1, maxLength: 4 }), fc.constantFrom('example.com', 'solar.test', 'sol-ar.example'))
+const emailArb = fc
+  .tuple(
+    fc.array(fc.constantFrom(...LOCAL_PIECES), { minLength: 1, maxLength: 4 }),
+    fc.constantFrom('example.com', 'solar.test', 'sol-ar.example'),
+  )
   .map(([local, domain]) => `${local.join('')}@${domain}`);
 const holds = (v: string | null | undefined) => typeof v === 'string' && v.trim() !== '';
 // A field with a format gets valid values of it: an email from the pieces above; for any other format the pieces as
@@ -37,17 +79,31 @@ const arbOf = (field: (typeof contact.searchText)[number]): fc.Arbitrary<string>
   const format = formats[field.format];
   return valueArb.map((v) => (format.parse(v).ok ? v : format.tagged(v))).filter((v) => format.parse(v).ok);
 };
-const rowArb = fc.record(Object.fromEntries(contact.searchText.map((f) => [f.name, fc.option(arbOf(f), { nil: null })])) as Record<string, fc.Arbitrary<string | null>>)
+const rowArb = fc
+  .record(
+    Object.fromEntries(contact.searchText.map((f) => [f.name, fc.option(arbOf(f), { nil: null })])) as Record<
+      string,
+      fc.Arbitrary<string | null>
+    >,
+  )
   // A contact needs a name, an email or a phone.
-  .map((row) => (holds(row.name) || holds(row.email) || holds(row.phone) ? row : { ...row, name: `named ${row.city ?? ''}` }));
+  .map((row) =>
+    holds(row.name) || holds(row.email) || holds(row.phone) ? row : { ...row, name: `named ${row.city ?? ''}` },
+  );
 // Search words: whitespace-free runs of pieces, one to four of them (so one- and two-character words occur).
-const wordArb = fc.array(fc.constantFrom(...PIECES.filter((p) => p !== ' ')), { minLength: 1, maxLength: 4 }).map((parts) => parts.join(''));
+const wordArb = fc
+  .array(fc.constantFrom(...PIECES.filter((p) => p !== ' ')), { minLength: 1, maxLength: 4 })
+  .map((parts) => parts.join(''));
 
 for (const dialect of DIALECTS) {
   describe(`search index and counters (${dialect})`, { timeout: 180_000 }, () => {
     let app: TestApp;
-    before(async () => { app = await startApp(dialect); });
-    after(async () => { await app?.close(); });
+    before(async () => {
+      app = await startApp(dialect);
+    });
+    after(async () => {
+      await app?.close();
+    });
 
     /** Ids the API lists for a search, walking every page by cursor; and the total it reports for page 1. */
     async function apiSearch(search: string): Promise<{ ids: string[]; total: number }> {
@@ -56,7 +112,9 @@ for (const dialect of DIALECTS) {
       const ids: string[] = [];
       let cursor = '';
       for (;;) {
-        const page = await app.get(`/api/v1/contacts?search=${encodeURIComponent(search)}&per_page=100&cursor=${cursor}`);
+        const page = await app.get(
+          `/api/v1/contacts?search=${encodeURIComponent(search)}&per_page=100&cursor=${cursor}`,
+        );
         assert.equal(page.status, 200, page.text);
         ids.push(...page.body.data.map((r: { id: unknown }) => String(r.id)));
         if (!page.body.meta.next_cursor) break;
@@ -80,7 +138,10 @@ for (const dialect of DIALECTS) {
     }
 
     async function count(): Promise<number> {
-      const row = await app.database.db.selectFrom('contacts').select(sql<number | bigint | string>`count(*)`.as('n')).executeTakeFirstOrThrow();
+      const row = await app.database.db
+        .selectFrom('contacts')
+        .select(sql<number | bigint | string>`count(*)`.as('n'))
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     }
 
@@ -94,13 +155,23 @@ for (const dialect of DIALECTS) {
     /** Words to try: substrings of stored values (so that most searches find something) and generated ones. */
     async function wordsToTry(seed: number): Promise<string[][]> {
       const stored = await asRecordTables(app.database.db).selectFrom('contacts').select(TEXT_FIELDS).execute();
-      const values = stored.flatMap((r) => TEXT_FIELDS.map((c) => r[c] as string | null)).filter((v): v is string => !!v && v.trim() !== '');
+      const values = stored
+        .flatMap((r) => TEXT_FIELDS.map((c) => r[c] as string | null))
+        .filter((v): v is string => !!v && v.trim() !== '');
       const generated = fc.sample(fc.array(wordArb, { minLength: 1, maxLength: 2 }), { numRuns: RUNS, seed });
-      const cut = fc.sample(fc.tuple(fc.nat(), fc.nat(), fc.integer({ min: 1, max: 6 })), { numRuns: RUNS, seed: seed + 1 }).map(([v, start, length]) => {
-        const chars = [...values[v % values.length]!];
-        const from = start % chars.length;
-        return [chars.slice(from, from + length).join('').split(/\s+/u).find(Boolean) ?? 'x'];
-      });
+      const cut = fc
+        .sample(fc.tuple(fc.nat(), fc.nat(), fc.integer({ min: 1, max: 6 })), { numRuns: RUNS, seed: seed + 1 })
+        .map(([v, start, length]) => {
+          const chars = [...values[v % values.length]!];
+          const from = start % chars.length;
+          return [
+            chars
+              .slice(from, from + length)
+              .join('')
+              .split(/\s+/u)
+              .find(Boolean) ?? 'x',
+          ];
+        });
       return [...generated, ...cut];
     }
 
@@ -117,12 +188,17 @@ for (const dialect of DIALECTS) {
       const listed = await app.get('/api/v1/contacts?per_page=100');
       const ids: string[] = listed.body.data.map((r: { id: unknown }) => String(r.id));
       const edits = fc.sample(rowArb, { numRuns: 40, seed: 9 });
-      for (const [i, row] of edits.entries()) assert.equal((await app.patch(`/api/v1/contacts/${ids[i]}`, row)).status, 200);
+      for (const [i, row] of edits.entries())
+        assert.equal((await app.patch(`/api/v1/contacts/${ids[i]}`, row)).status, 200);
       for (const id of ids.slice(40, 70)) assert.equal((await app.delete(`/api/v1/contacts/${id}`)).status, 204);
       const imported = fc.sample(rowArb, { numRuns: 60, seed: 11 });
       // Written as the export writes it: a value that starts like a formula gets a quote the import takes off again.
-      const cell = (v: string | null) => (v === null ? '' : `"${(/^'*[=+\-@\t\r]/.test(v) ? `'${v}` : v).replaceAll('"', '""')}"`);
-      const csv = [TEXT_FIELDS.join(','), ...imported.map((r) => TEXT_FIELDS.map((c) => cell(r[c] ?? null)).join(','))].join('\r\n');
+      const cell = (v: string | null) =>
+        v === null ? '' : `"${(/^'*[=+\-@\t\r]/.test(v) ? `'${v}` : v).replaceAll('"', '""')}"`;
+      const csv = [
+        TEXT_FIELDS.join(','),
+        ...imported.map((r) => TEXT_FIELDS.map((c) => cell(r[c] ?? null)).join(',')),
+      ].join('\r\n');
       const form = new FormData();
       form.append('file', new Blob([csv], { type: 'text/csv' }), 'rows.csv');
       const report = await app.request('POST', '/api/v1/contacts/import', { body: form });
@@ -135,14 +211,23 @@ for (const dialect of DIALECTS) {
       for (const resource of recordResources) {
         for (const field of resource.searchText.filter((f) => !f.readOnly)) {
           const marker = `zq${field.name.replaceAll('_', '')}${resource.name}`;
-          const body: Record<string, unknown> = resource.name === 'users'
-            ? { name: 'Indexed', email: `user.${field.name.replaceAll('_', '')}@example.test`, password: 'correct horse battery staple 7' }
-            : { name: 'Indexed' };
+          const body: Record<string, unknown> =
+            resource.name === 'users'
+              ? {
+                  name: 'Indexed',
+                  email: `user.${field.name.replaceAll('_', '')}@example.test`,
+                  password: 'correct horse battery staple 7',
+                }
+              : { name: 'Indexed' };
           body[field.name] = field.format ? formats[field.format].tagged(marker) : `before ${marker} after`;
           const created = await app.post(`/api/v1/${resource.name}`, body);
           assert.equal(created.status, 201, created.text);
           const found = await app.get(`/api/v1/${resource.name}?search=${marker}`);
-          assert.deepEqual(found.body.data.map((r: { id: unknown }) => String(r.id)), [String(created.body.data.id)], `${resource.name}.${field.name} is searched`);
+          assert.deepEqual(
+            found.body.data.map((r: { id: unknown }) => String(r.id)),
+            [String(created.body.data.id)],
+            `${resource.name}.${field.name} is searched`,
+          );
         }
       }
     });
@@ -150,7 +235,9 @@ for (const dialect of DIALECTS) {
     test('an unfiltered total is exact after creates, deletes and imports', async () => {
       const before = await app.get('/api/v1/contacts?per_page=1');
       assert.equal(before.body.meta.total, await count());
-      const created = await Promise.all(Array.from({ length: 12 }, (_, i) => app.post('/api/v1/contacts', { name: `counted ${i}` })));
+      const created = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => app.post('/api/v1/contacts', { name: `counted ${i}` })),
+      );
       for (const r of created) assert.equal(r.status, 201);
       await Promise.all(created.slice(0, 5).map((r) => app.delete(`/api/v1/contacts/${r.body.data.id}`)));
       const afterwards = await app.get('/api/v1/contacts?per_page=1');

@@ -20,10 +20,17 @@ const CONTACTS = 3000;
 const INQUIRIES = 800;
 const SEED = 42;
 
-const envOf = (fresh: FreshDatabase) => ({ DATA_DIR: fresh.options.dataDir, DATABASE_URL: fresh.options.databaseUrl ?? '', LOG_LEVEL: 'warn' });
+const envOf = (fresh: FreshDatabase) => ({
+  DATA_DIR: fresh.options.dataDir,
+  DATABASE_URL: fresh.options.databaseUrl ?? '',
+  LOG_LEVEL: 'warn',
+});
 
 async function seed(fresh: FreshDatabase, seedValue: number, contacts = CONTACTS, inquiries = INQUIRIES) {
-  const result = await runCli(['seed', '--contacts', String(contacts), '--inquiries', String(inquiries), '--seed', String(seedValue)], envOf(fresh));
+  const result = await runCli(
+    ['seed', '--contacts', String(contacts), '--inquiries', String(inquiries), '--seed', String(seedValue)],
+    envOf(fresh),
+  );
   assert.equal(result.code, 0, `seed failed: ${result.stderr}`);
   return result;
 }
@@ -35,7 +42,8 @@ async function digest(fresh: FreshDatabase): Promise<string> {
     const hash = createHash('sha256');
     for (const table of ['contacts', 'inquiries']) {
       const rows = await asRecordTables(database.db).selectFrom(table).selectAll().orderBy('id').execute();
-      for (const row of rows) hash.update(JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
+      for (const row of rows)
+        hash.update(JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
     }
     return hash.digest('hex');
   } finally {
@@ -43,19 +51,27 @@ async function digest(fresh: FreshDatabase): Promise<string> {
   }
 }
 
-const exactNumber = (text: string) => (isSafeNumber(text) ? Number(text) : /^-?\d+$/.test(text) ? BigInt(text) : Number(text));
+const exactNumber = (text: string) =>
+  isSafeNumber(text) ? Number(text) : /^-?\d+$/.test(text) ? BigInt(text) : Number(text);
 
 /** The rows the generator gives for a seed, with the agents' ids as the database numbered them. */
 function generated(agentIds: number[]): { contacts: FakeRow[]; inquiries: FakeRow[] } {
   const c = new ContactFaker(SEED, agentIds);
   const i = new InquiryFaker(SEED, agentIds);
-  return { contacts: Array.from({ length: CONTACTS }, () => c.next()), inquiries: Array.from({ length: INQUIRIES }, () => i.next()) };
+  return {
+    contacts: Array.from({ length: CONTACTS }, () => c.next()),
+    inquiries: Array.from({ length: INQUIRIES }, () => i.next()),
+  };
 }
 
 /** How many rows hold every word, case-insensitively, in some searchable text field (the contract's search). */
 function matching(resource: Resource, rows: FakeRow[], words: string[]): number {
   const fields = resource.searchText.map((f) => f.name);
-  return rows.filter((row) => words.every((w) => fields.some((f) => typeof row[f] === 'string' && (row[f] as string).toLowerCase().includes(w.toLowerCase())))).length;
+  return rows.filter((row) =>
+    words.every((w) =>
+      fields.some((f) => typeof row[f] === 'string' && (row[f] as string).toLowerCase().includes(w.toLowerCase())),
+    ),
+  ).length;
 }
 
 for (const dialect of DIALECTS) {
@@ -80,16 +96,24 @@ for (const dialect of DIALECTS) {
       second = await freshDatabase(dialect);
       await Promise.all([seed(first, SEED), seed(second, SEED)]);
       const password = 'seed test pass phrase';
-      const made = await runCli(['user:create', '--admin', '--email', 'owner@example.com'], envOf(first), `${password}\n`);
+      const made = await runCli(
+        ['user:create', '--admin', '--email', 'owner@example.com'],
+        envOf(first),
+        `${password}\n`,
+      );
       assert.equal(made.code, 0, made.stderr);
       served = await serveCli(envOf(first));
       const issued = await fetch(`${served.url}/api/v1/auth/token`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email: 'owner@example.com', password, device_name: 'seed test' }),
       });
       assert.equal(issued.status, 201);
       token = ((await issued.json()) as { token: string }).token;
-      const agents = (await api('/api/v1/users?filter[role]=agent&per_page=100')).data as { id: number; email: string }[];
+      const agents = (await api('/api/v1/users?filter[role]=agent&per_page=100')).data as {
+        id: number;
+        email: string;
+      }[];
       agentIds = AGENTS.map((a) => agents.find((u) => u.email === a.email)!.id);
       rows = generated(agentIds);
     });
@@ -112,7 +136,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    test('the rows are the generator\'s, every value exact (accents, 64-bit ticket ids, three-state booleans)', async () => {
+    test("the rows are the generator's, every value exact (accents, 64-bit ticket ids, three-state booleans)", async () => {
       const big = rows.inquiries.findIndex((r) => typeof r.ticket_id === 'bigint' && r.ticket_id > 2n ** 53n);
       assert.ok(big >= 0, 'the generator gives ticket ids beyond 2^53');
       const stored = (await api(`/api/v1/inquiries/${big + 1}`)).data;
@@ -127,7 +151,11 @@ for (const dialect of DIALECTS) {
       assert.equal((await api(`/api/v1/contacts/${accented + 1}`)).data.name, rows.contacts[accented]!.name);
       for (const state of ['true', 'false'] as const) {
         const expectedCount = rows.inquiries.filter((r) => r.status === (state === 'true')).length;
-        assert.equal(await total(`/api/v1/inquiries?filter[status]=${state}&per_page=1`), expectedCount, `status = ${state}`);
+        assert.equal(
+          await total(`/api/v1/inquiries?filter[status]=${state}&per_page=1`),
+          expectedCount,
+          `status = ${state}`,
+        );
       }
       const nulls = rows.inquiries.filter((r) => r.status === null).length;
       assert.ok(nulls > 0, 'some statuses are unset');
@@ -139,26 +167,53 @@ for (const dialect of DIALECTS) {
       assert.equal(await total('/api/v1/inquiries?per_page=1'), INQUIRIES);
       assert.equal(agentIds.length, 20);
       assert.equal(await total('/api/v1/users?per_page=1'), 21, 'the 20 agents and the admin');
-      assert.equal(await total(`/api/v1/contacts?filter[created_by][in]=${agentIds.join(',')}&per_page=1`), CONTACTS, 'every contact was created by an agent');
+      assert.equal(
+        await total(`/api/v1/contacts?filter[created_by][in]=${agentIds.join(',')}&per_page=1`),
+        CONTACTS,
+        'every contact was created by an agent',
+      );
       const assigned = rows.inquiries.filter((r) => r.assigned_to !== null).length;
-      assert.equal(await total(`/api/v1/inquiries?filter[assigned_to][in]=${agentIds.join(',')}&per_page=1`), assigned, 'assigned inquiries go to agents');
-      assert.equal(await total('/api/v1/inquiries?filter[assigned_date][null]=false&per_page=1'), assigned, 'an assigned inquiry has an assigned date');
+      assert.equal(
+        await total(`/api/v1/inquiries?filter[assigned_to][in]=${agentIds.join(',')}&per_page=1`),
+        assigned,
+        'assigned inquiries go to agents',
+      );
+      assert.equal(
+        await total('/api/v1/inquiries?filter[assigned_date][null]=false&per_page=1'),
+        assigned,
+        'an assigned inquiry has an assigned date',
+      );
     });
 
     test('the planted words are found by search at their rates, in any case', async () => {
       const one = matching(contact, rows.contacts, [PLANTED.one]);
       const two = matching(contact, rows.contacts, [PLANTED.two]);
       const both = matching(contact, rows.contacts, [PLANTED.one, PLANTED.two]);
-      assert.ok(one >= CONTACTS * 0.006 && one <= CONTACTS * 0.015, `"${PLANTED.one}" is in about 1% of the contacts (${one} of ${CONTACTS})`);
-      assert.ok(two >= CONTACTS * 0.006 && two <= CONTACTS * 0.015, `"${PLANTED.two}" is in about 1% of the contacts (${two} of ${CONTACTS})`);
-      assert.ok(both >= 1 && both <= CONTACTS * 0.004, `both words are in about 0.1% of the contacts (${both} of ${CONTACTS})`);
+      assert.ok(
+        one >= CONTACTS * 0.006 && one <= CONTACTS * 0.015,
+        `"${PLANTED.one}" is in about 1% of the contacts (${one} of ${CONTACTS})`,
+      );
+      assert.ok(
+        two >= CONTACTS * 0.006 && two <= CONTACTS * 0.015,
+        `"${PLANTED.two}" is in about 1% of the contacts (${two} of ${CONTACTS})`,
+      );
+      assert.ok(
+        both >= 1 && both <= CONTACTS * 0.004,
+        `both words are in about 0.1% of the contacts (${both} of ${CONTACTS})`,
+      );
       assert.equal(await total(`/api/v1/contacts?search=${PLANTED.one}&per_page=1`), one);
       assert.equal(await total(`/api/v1/contacts?search=${PLANTED.one}%20${PLANTED.two}&per_page=1`), both);
-      assert.equal(await total(`/api/v1/inquiries?search=${PLANTED.two}&per_page=1`), matching(inquiry, rows.inquiries, [PLANTED.two]));
+      assert.equal(
+        await total(`/api/v1/inquiries?search=${PLANTED.two}&per_page=1`),
+        matching(inquiry, rows.inquiries, [PLANTED.two]),
+      );
 
       const found = (await api(`/api/v1/contacts?search=${PLANTED.one}&per_page=100`)).data as { detail: string }[];
       for (const spelling of ['Solar', 'SOLAR', 'solar']) {
-        assert.ok(found.some((r) => r.detail.includes(spelling)), `a detail spells it ${spelling}, and search finds it`);
+        assert.ok(
+          found.some((r) => r.detail.includes(spelling)),
+          `a detail spells it ${spelling}, and search finds it`,
+        );
       }
     });
 
@@ -166,7 +221,11 @@ for (const dialect of DIALECTS) {
       for (const word of ['%', '_', '\\', '☀️', '🏭']) {
         const expected = matching(contact, rows.contacts, [word]);
         assert.ok(expected > 0, `some contacts hold ${word}`);
-        assert.equal(await total(`/api/v1/contacts?search=${encodeURIComponent(word)}&per_page=1`), expected, `search for ${word}`);
+        assert.equal(
+          await total(`/api/v1/contacts?search=${encodeURIComponent(word)}&per_page=1`),
+          expected,
+          `search for ${word}`,
+        );
       }
     });
 
@@ -175,7 +234,11 @@ for (const dialect of DIALECTS) {
       assert.equal(await total('/api/v1/users?per_page=1'), 21, 'still the 20 agents and the admin');
       assert.equal(await total('/api/v1/contacts?per_page=1'), CONTACTS + 10);
       const extra = new ContactFaker(SEED + 2, agentIds).next();
-      assert.equal((await api(`/api/v1/contacts/${CONTACTS + 1}`)).data.email, extra.email, 'the new rows are the other seed\'s');
+      assert.equal(
+        (await api(`/api/v1/contacts/${CONTACTS + 1}`)).data.email,
+        extra.email,
+        "the new rows are the other seed's",
+      );
     });
   });
 }

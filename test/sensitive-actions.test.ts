@@ -51,7 +51,16 @@ const CASES: Record<string, Case> = {
     api: { body: {}, ok: 200 },
     page: { action: '/profile/two-factor', form: 'enable', fields: {}, ok: 200 },
     // A started set-up stores a secret: the hidden column is read directly, as nothing else shows it.
-    done: async (app, who) => Boolean((await app.database.db.selectFrom('users').select('two_factor_secret').where('id', '=', who.id).executeTakeFirst())?.two_factor_secret),
+    done: async (app, who) =>
+      Boolean(
+        (
+          await app.database.db
+            .selectFrom('users')
+            .select('two_factor_secret')
+            .where('id', '=', who.id)
+            .executeTakeFirst()
+        )?.two_factor_secret,
+      ),
   },
   'POST /api/v1/me/two-factor/recovery-codes': {
     twoFactor: true,
@@ -99,11 +108,17 @@ async function person(app: TestApp, twoFactor = false): Promise<Person> {
   assert.equal(created.status, 201, created.text);
   who.id = Number(created.body.data.id);
   if (!twoFactor) return who;
-  const issued = await app.request('POST', '/api/v1/auth/token', { json: { email: who.email, password: who.password, device_name: 'setup' }, token: null });
+  const issued = await app.request('POST', '/api/v1/auth/token', {
+    json: { email: who.email, password: who.password, device_name: 'setup' },
+    token: null,
+  });
   const token = issued.body.token as string;
   const setup = await app.request('POST', '/api/v1/me/two-factor', { json: { password: who.password }, token });
   assert.equal(setup.status, 200, setup.text);
-  const confirmed = await app.request('POST', '/api/v1/me/two-factor/confirm', { json: { code: oathtool(setup.body.secret, Date.now()) }, token });
+  const confirmed = await app.request('POST', '/api/v1/me/two-factor/confirm', {
+    json: { code: oathtool(setup.body.secret, Date.now()) },
+    token,
+  });
   assert.equal(confirmed.status, 200, confirmed.text);
   who.recovery = confirmed.body.recovery_codes;
   return who;
@@ -112,9 +127,17 @@ async function person(app: TestApp, twoFactor = false): Promise<Person> {
 type Mode = 'none' | 'password' | 'confirmed';
 
 /** Performs the action through one door; answers the reply. */
-async function perform(client: Client, door: 'api' | 'page', key: string, c: Case, who: Person, mode: Mode): Promise<Reply> {
+async function perform(
+  client: Client,
+  door: 'api' | 'page',
+  key: string,
+  c: Case,
+  who: Person,
+  mode: Mode,
+): Promise<Reply> {
   const password: Record<string, string> = mode === 'password' ? { password: who.password } : {};
-  const fill = (values: Record<string, unknown>) => Object.fromEntries(Object.entries(values).map(([k, v]) => [k, v === 'NEW' ? `moved-${hex()}@example.com` : v]));
+  const fill = (values: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(values).map(([k, v]) => [k, v === 'NEW' ? `moved-${hex()}@example.com` : v]));
   if (door === 'api') {
     const [method, path] = key.split(' ') as [string, string];
     return client.request(method, path, { json: { ...fill(c.api.body), ...password } });
@@ -125,17 +148,31 @@ async function perform(client: Client, door: 'api' | 'page', key: string, c: Cas
 for (const dialect of DIALECTS) {
   describe(`sensitive account actions (${dialect})`, () => {
     let app: TestApp;
-    before(async () => { app = await startApp(dialect); });
+    before(async () => {
+      app = await startApp(dialect);
+    });
     after(() => app?.close());
 
     test('the API reference marks exactly the sensitive routes this suite covers, the four of CONTRACT.md among them', async () => {
       const doc = (await app.get('/api/v1/openapi.json')).body;
       const marked: string[] = [];
-      for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { description?: string }>>)) {
-        for (const [method, op] of Object.entries(item)) if (op.description?.includes(SENSITIVE)) marked.push(`${method.toUpperCase()} ${path}`);
+      for (const [path, item] of Object.entries(
+        doc.paths as Record<string, Record<string, { description?: string }>>,
+      )) {
+        for (const [method, op] of Object.entries(item))
+          if (op.description?.includes(SENSITIVE)) marked.push(`${method.toUpperCase()} ${path}`);
       }
-      assert.deepEqual(marked.sort(), Object.keys(CASES).sort(), 'every sensitive route has a case here, and every case is marked');
-      for (const named of ['DELETE /api/v1/me', 'DELETE /api/v1/me/two-factor', 'POST /api/v1/me/two-factor/recovery-codes', 'DELETE /api/v1/me/sessions']) {
+      assert.deepEqual(
+        marked.sort(),
+        Object.keys(CASES).sort(),
+        'every sensitive route has a case here, and every case is marked',
+      );
+      for (const named of [
+        'DELETE /api/v1/me',
+        'DELETE /api/v1/me/two-factor',
+        'POST /api/v1/me/two-factor/recovery-codes',
+        'DELETE /api/v1/me/sessions',
+      ]) {
         assert.ok(marked.includes(named), `${named} is sensitive`);
       }
     });
@@ -155,7 +192,11 @@ for (const dialect of DIALECTS) {
               assert.match(refused.headers.get('content-type') ?? '', /^application\/problem\+json/);
               assert.ok(refused.body.errors?.password, 'the problem names password');
             } else {
-              assert.match(refused.text, new RegExp(`id="${c.page.form}-password-error">is required to confirm it is you<`), 'the form says the password is needed');
+              assert.match(
+                refused.text,
+                new RegExp(`id="${c.page.form}-password-error">is required to confirm it is you<`),
+                'the form says the password is needed',
+              );
             }
             assert.equal(await c.done(app, who, other), false, 'nothing changed');
 

@@ -6,7 +6,9 @@ import { DIALECTS } from './helpers/database.ts';
 for (const dialect of DIALECTS) {
   describe(`health (${dialect})`, () => {
     let app: TestApp;
-    before(async () => { app = await startApp(dialect); });
+    before(async () => {
+      app = await startApp(dialect);
+    });
     after(() => app.close());
 
     test('healthz and readyz answer', async () => {
@@ -15,7 +17,10 @@ for (const dialect of DIALECTS) {
     });
 
     test('an unknown address is a page for a browser and problem+json for a program', async () => {
-      const page = await app.request('GET', '/no-such-page', { headers: { accept: 'text/html,application/xhtml+xml' }, token: null });
+      const page = await app.request('GET', '/no-such-page', {
+        headers: { accept: 'text/html,application/xhtml+xml' },
+        token: null,
+      });
       assert.equal(page.status, 404);
       assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
       assert.match(page.text, /This page does not exist/);

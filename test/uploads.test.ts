@@ -15,14 +15,26 @@ import { csrfOf, submit } from './reliability/helpers/security.ts';
 
 const MB = 1024 * 1024;
 
-function multipart(field: string, bytes: number, filename: string, type: string, extra: Record<string, string> = {}): FormData {
+function multipart(
+  field: string,
+  bytes: number,
+  filename: string,
+  type: string,
+  extra: Record<string, string> = {},
+): FormData {
   const body = new FormData();
   for (const [name, value] of Object.entries(extra)) body.append(name, value);
   body.append(field, new Blob([Buffer.alloc(bytes, 'a')], { type }), filename);
   return body;
 }
 
-function multipartText(field: string, content: string, filename: string, type: string, extra: Record<string, string> = {}): FormData {
+function multipartText(
+  field: string,
+  content: string,
+  filename: string,
+  type: string,
+  extra: Record<string, string> = {},
+): FormData {
   const body = new FormData();
   for (const [name, value] of Object.entries(extra)) body.append(name, value);
   body.append(field, new Blob([content], { type }), filename);
@@ -46,9 +58,20 @@ async function slowHop(target: string, delayMs: number): Promise<{ url: string; 
     }
     let reset = false;
     client.pipe(upstream);
-    upstream.on('data', (chunk) => setTimeout(() => { if (!reset && !client.destroyed) client.write(chunk); }, delayMs));
-    upstream.on('end', () => setTimeout(() => { if (!reset) client.end(); }, delayMs));
-    upstream.on('error', () => { reset = true; client.resetAndDestroy(); });
+    upstream.on('data', (chunk) =>
+      setTimeout(() => {
+        if (!reset && !client.destroyed) client.write(chunk);
+      }, delayMs),
+    );
+    upstream.on('end', () =>
+      setTimeout(() => {
+        if (!reset) client.end();
+      }, delayMs),
+    );
+    upstream.on('error', () => {
+      reset = true;
+      client.resetAndDestroy();
+    });
     client.on('error', () => upstream.destroy());
     client.on('close', () => upstream.destroy());
   });
@@ -74,7 +97,14 @@ async function post(url: string, body: FormData | string, headers: Record<string
  * after it, and whether the server closed the connection before the whole body was sent (what makes fetch
  * fail with EPIPE or "other side closed" when the timing is less kind than on loopback).
  */
-function paced(url: string, headers: Record<string, string>, head: Buffer, bytes: number, tail: Buffer, patienceMs = Infinity): Promise<{ status: number; text: string; cutEarly: boolean; sentAfterAnswer: number }> {
+function paced(
+  url: string,
+  headers: Record<string, string>,
+  head: Buffer,
+  bytes: number,
+  tail: Buffer,
+  patienceMs = Infinity,
+): Promise<{ status: number; text: string; cutEarly: boolean; sentAfterAnswer: number }> {
   return new Promise((resolve) => {
     let answer: { status: number; text: string } | undefined;
     let sentAfterAnswer = 0;
@@ -88,18 +118,34 @@ function paced(url: string, headers: Record<string, string>, head: Buffer, bytes
       clearInterval(timer);
       resolve({ status: answer?.status ?? 0, text: answer?.text ?? '', cutEarly, sentAfterAnswer });
     };
-    const request = http.request(url, { method: 'POST', headers: { ...headers, 'content-length': String(head.length + bytes + tail.length) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (text += d));
-      res.on('end', () => {
-        answer = { status: res.statusCode!, text };
-        // Still open `patienceMs` after the answer: the server is reading the rest; stop sending it.
-        if (Number.isFinite(patienceMs)) setTimeout(() => { gaveUp = true; request.destroy(); finish(); }, patienceMs);
-      });
+    const request = http.request(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-length': String(head.length + bytes + tail.length) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.on('end', () => {
+          answer = { status: res.statusCode!, text };
+          // Still open `patienceMs` after the answer: the server is reading the rest; stop sending it.
+          if (Number.isFinite(patienceMs))
+            setTimeout(() => {
+              gaveUp = true;
+              request.destroy();
+              finish();
+            }, patienceMs);
+        });
+      },
+    );
+    request.on('error', () => {
+      if (!gaveUp) cutEarly = true;
     });
-    request.on('error', () => { if (!gaveUp) cutEarly = true; });
-    request.on('socket', (socket) => socket.on('close', () => { if (left > 0 && !gaveUp) cutEarly = true; setTimeout(finish, 50); }));
+    request.on('socket', (socket) =>
+      socket.on('close', () => {
+        if (left > 0 && !gaveUp) cutEarly = true;
+        setTimeout(finish, 50);
+      }),
+    );
     request.write(head);
     const chunk = Buffer.alloc(64 * 1024, 'a');
     const timer = setInterval(() => {
@@ -107,7 +153,10 @@ function paced(url: string, headers: Record<string, string>, head: Buffer, bytes
         clearInterval(timer);
         request.end(tail);
         // Kept alive after the whole body: the test is done once the answer is in.
-        setTimeout(() => { request.destroy(); finish(); }, 300);
+        setTimeout(() => {
+          request.destroy();
+          finish();
+        }, 300);
         return;
       }
       const n = Math.min(left, chunk.length);
@@ -127,7 +176,10 @@ for (const dialect of DIALECTS) {
       app = await startApp(dialect);
       hop = await slowHop(app.url, 20);
       browser = app.client();
-      assert.equal((await submit(browser, '/login', '/login', { email: app.admin.email, password: app.admin.password })).status, 303);
+      assert.equal(
+        (await submit(browser, '/login', '/login', { email: app.admin.email, password: app.admin.password })).status,
+        303,
+      );
     });
     after(async () => {
       await hop?.close();
@@ -135,15 +187,30 @@ for (const dialect of DIALECTS) {
     });
 
     const bearer = () => ({ authorization: `Bearer ${app.admin.token}` });
-    const cookie = (origin: string) => ({ cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '), origin });
+    const cookie = (origin: string) => ({
+      cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      origin,
+    });
     /** Each fetch test goes straight to the app and across the hop. */
-    const ways = () => [['directly', app.url], ['across a 20 ms hop', hop.url]] as const;
+    const ways = () =>
+      [
+        ['directly', app.url],
+        ['across a 20 ms hop', hop.url],
+      ] as const;
 
     test('the rest of a refused upload is read, not cut: a client still sending after the 413 gets no connection error', async () => {
       const boundary = 'leadbook-uploads-test';
-      const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="avatar"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`);
+      const head = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="avatar"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`,
+      );
       const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-      const outcome = await paced(`${app.url}/api/v1/me/avatar`, { ...bearer(), 'content-type': `multipart/form-data; boundary=${boundary}` }, head, 3 * MB, tail);
+      const outcome = await paced(
+        `${app.url}/api/v1/me/avatar`,
+        { ...bearer(), 'content-type': `multipart/form-data; boundary=${boundary}` },
+        head,
+        3 * MB,
+        tail,
+      );
       assert.equal(outcome.cutEarly, false, 'the server did not cut the connection while the body was coming');
       assert.equal(outcome.status, 413);
       assert.ok(outcome.sentAfterAnswer > 0, 'the answer came while the body was still being sent');
@@ -152,19 +219,47 @@ for (const dialect of DIALECTS) {
 
     test('beyond the bound (a body declared at 100 MiB) the connection is still cut after the 413, as before', async () => {
       const boundary = 'leadbook-uploads-test';
-      const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="avatar"; filename="huge.png"\r\nContent-Type: image/png\r\n\r\n`);
+      const head = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="avatar"; filename="huge.png"\r\nContent-Type: image/png\r\n\r\n`,
+      );
       const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-      const outcome = await paced(`${app.url}/api/v1/me/avatar`, { ...bearer(), 'content-type': `multipart/form-data; boundary=${boundary}` }, head, 100 * MB - head.length - tail.length, tail, 3000);
-      assert.equal(outcome.cutEarly, true, `the server closed the connection instead of reading 100 MiB (answer: ${outcome.status})`);
+      const outcome = await paced(
+        `${app.url}/api/v1/me/avatar`,
+        { ...bearer(), 'content-type': `multipart/form-data; boundary=${boundary}` },
+        head,
+        100 * MB - head.length - tail.length,
+        tail,
+        3000,
+      );
+      assert.equal(
+        outcome.cutEarly,
+        true,
+        `the server closed the connection instead of reading 100 MiB (answer: ${outcome.status})`,
+      );
       // Cut, the answer may be lost to the reset (what the bounded reading spares smaller bodies); when it came, it is the 413.
       if (outcome.status !== 0) assert.equal(JSON.parse(outcome.text).code, 'payload_too_large');
     });
 
     // Each over its limit, through the API: fetch reads the 413 problem, directly and through the hop.
     const overLimit: [string, string, () => FormData | string, () => Record<string, string>][] = [
-      ['a 3 MB avatar through the API', '/api/v1/me/avatar', () => multipart('avatar', 3 * MB, 'big.png', 'image/png'), bearer],
-      ['a 60 MB CSV through the API', '/api/v1/contacts/import', () => multipart('file', 60 * MB, 'big.csv', 'text/csv'), bearer],
-      ['a 2 MB JSON body', '/api/v1/contacts', () => JSON.stringify({ detail: 'x'.repeat(2 * MB) }), () => ({ ...bearer(), 'content-type': 'application/json' })],
+      [
+        'a 3 MB avatar through the API',
+        '/api/v1/me/avatar',
+        () => multipart('avatar', 3 * MB, 'big.png', 'image/png'),
+        bearer,
+      ],
+      [
+        'a 60 MB CSV through the API',
+        '/api/v1/contacts/import',
+        () => multipart('file', 60 * MB, 'big.csv', 'text/csv'),
+        bearer,
+      ],
+      [
+        'a 2 MB JSON body',
+        '/api/v1/contacts',
+        () => JSON.stringify({ detail: 'x'.repeat(2 * MB) }),
+        () => ({ ...bearer(), 'content-type': 'application/json' }),
+      ],
     ];
     for (const [what, path, body, headers] of overLimit) {
       test(`${what}: fetch reads the 413 problem`, async () => {
@@ -179,22 +274,50 @@ for (const dialect of DIALECTS) {
 
     test('the multipart forms carry their CSRF token in a field before the file, never in the address; the query is no longer read', async () => {
       const forms = [
-        { page: '/profile', action: '/profile/avatar', field: 'avatar', filename: 'me.png', type: 'image/png', content: 'not an image', passed: 422 },
-        { page: '/contacts/import', action: '/contacts/import', field: 'file', filename: 'rows.csv', type: 'text/csv', content: 'name\nToken in the body\n', passed: 200 },
+        {
+          page: '/profile',
+          action: '/profile/avatar',
+          field: 'avatar',
+          filename: 'me.png',
+          type: 'image/png',
+          content: 'not an image',
+          passed: 422,
+        },
+        {
+          page: '/contacts/import',
+          action: '/contacts/import',
+          field: 'file',
+          filename: 'rows.csv',
+          type: 'text/csv',
+          content: 'name\nToken in the body\n',
+          passed: 200,
+        },
       ];
       for (const { page, action, field, filename, type, content, passed } of forms) {
         const html = (await browser.get(page)).text;
         const form = new RegExp(`<form[^>]*action="${action}"[^>]*>([\\s\\S]*?)</form>`).exec(html);
         assert.ok(form, `${page}: a form posting to ${action}, its token not in the address`);
-        assert.doesNotMatch(form[0].slice(0, form[0].indexOf('>')), /_csrf/, `${page}: neither action nor hx-post carries the token`);
-        assert.deepEqual([...form[1]!.matchAll(/<input[^>]* name="([^"]+)"/g)].map((m) => m[1]).slice(0, 2), ['_csrf', field], `${page}: the token comes before the file`);
+        assert.doesNotMatch(
+          form[0].slice(0, form[0].indexOf('>')),
+          /_csrf/,
+          `${page}: neither action nor hx-post carries the token`,
+        );
+        assert.deepEqual(
+          [...form[1]!.matchAll(/<input[^>]* name="([^"]+)"/g)].map((m) => m[1]).slice(0, 2),
+          ['_csrf', field],
+          `${page}: the token comes before the file`,
+        );
         const token = csrfOf(form[1]!);
-        const upload = (csrf?: string) => multipartText(field, content, filename, type, csrf === undefined ? {} : { _csrf: csrf });
+        const upload = (csrf?: string) =>
+          multipartText(field, content, filename, type, csrf === undefined ? {} : { _csrf: csrf });
 
         // A plain form post (JavaScript off) and htmx (the form's field and its x-csrf-token header) both pass.
         const plain = await browser.request('POST', action, { body: upload(token) });
         assert.equal(plain.status, passed, `${action}, token in the body: ${plain.text.slice(0, 300)}`);
-        const htmx = await browser.request('POST', action, { body: upload(token), headers: { 'hx-request': 'true', 'x-csrf-token': token } });
+        const htmx = await browser.request('POST', action, {
+          body: upload(token),
+          headers: { 'hx-request': 'true', 'x-csrf-token': token },
+        });
         assert.equal(htmx.status, passed, `${action} by htmx: ${htmx.text.slice(0, 300)}`);
 
         for (const [what, path, body] of [
@@ -207,17 +330,29 @@ for (const dialect of DIALECTS) {
           assert.match(refused.text, /This form has expired/, `${action} with ${what}`);
         }
       }
-      assert.equal((await app.get('/api/v1/contacts?search=Token+in+the+body')).body.meta.total, 2, 'the two accepted imports, and only those');
+      assert.equal(
+        (await app.get('/api/v1/contacts?search=Token+in+the+body')).body.meta.total,
+        2,
+        'the two accepted imports, and only those',
+      );
     });
 
     test('the pages too: the avatar and import forms answer an oversized file with their page and its message', async () => {
       for (const [way, base] of ways()) {
         const profile = await browser.get('/profile');
-        const avatar = await post(`${base}/profile/avatar`, multipart('avatar', 3 * MB, 'big.png', 'image/png', { _csrf: csrfOf(profile.text) }), cookie(base));
+        const avatar = await post(
+          `${base}/profile/avatar`,
+          multipart('avatar', 3 * MB, 'big.png', 'image/png', { _csrf: csrfOf(profile.text) }),
+          cookie(base),
+        );
         assert.equal(avatar.status, 413, `${way}: ${avatar.text.slice(0, 200)}`);
         assert.match(avatar.text, /The image is larger than 2 MB/, way);
         const page = await browser.get('/contacts/import');
-        const csv = await post(`${base}/contacts/import`, multipart('file', 60 * MB, 'big.csv', 'text/csv', { _csrf: csrfOf(page.text) }), cookie(base));
+        const csv = await post(
+          `${base}/contacts/import`,
+          multipart('file', 60 * MB, 'big.csv', 'text/csv', { _csrf: csrfOf(page.text) }),
+          cookie(base),
+        );
         assert.equal(csv.status, 413, `${way}: ${csv.text.slice(0, 200)}`);
         assert.match(csv.text, /The file is larger than 50 MiB/, way);
       }

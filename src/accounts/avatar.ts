@@ -11,11 +11,15 @@ export const AVATAR_MAX_BYTES = 2 * 1024 * 1024;
 const ENVELOPE_BYTES = 64 * 1024;
 
 /** An upload whose Content-Length is over an avatar and its envelope: refused before a byte of it is read. */
-export const declaresTooLarge = (contentLength: string | undefined) => Number(contentLength ?? 0) > AVATAR_MAX_BYTES + ENVELOPE_BYTES;
+export const declaresTooLarge = (contentLength: string | undefined) =>
+  Number(contentLength ?? 0) > AVATAR_MAX_BYTES + ENVELOPE_BYTES;
 const ACCEPTED = new Set(['jpeg', 'png', 'webp', 'gif']);
 const SIZE = 256;
 
-const notAnImage = () => new AppError(422, 'validation_failed', 'The avatar must be a JPEG, PNG, WebP or GIF image.', { avatar: ['must be a JPEG, PNG, WebP or GIF image'] });
+const notAnImage = () =>
+  new AppError(422, 'validation_failed', 'The avatar must be a JPEG, PNG, WebP or GIF image.', {
+    avatar: ['must be a JPEG, PNG, WebP or GIF image'],
+  });
 
 export async function saveAvatar(a: Accounts, user: UserRow, upload: Buffer): Promise<void> {
   // Loaded at the first upload: libvips is a fifth of an idle process's memory.
@@ -30,7 +34,11 @@ export async function saveAvatar(a: Accounts, user: UserRow, upload: Buffer): Pr
   let image: Buffer;
   try {
     // sharp drops metadata (EXIF, GPS) unless asked to keep it; rotate() applies the EXIF orientation first.
-    image = await sharp(upload, { limitInputPixels: 50_000_000 }).rotate().resize(SIZE, SIZE, { fit: 'cover' }).webp({ quality: 85 }).toBuffer();
+    image = await sharp(upload, { limitInputPixels: 50_000_000 })
+      .rotate()
+      .resize(SIZE, SIZE, { fit: 'cover' })
+      .webp({ quality: 85 })
+      .toBuffer();
   } catch {
     throw notAnImage();
   }
@@ -38,7 +46,10 @@ export async function saveAvatar(a: Accounts, user: UserRow, upload: Buffer): Pr
   const { db } = a.database;
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('avatars').where('user_id', '=', user.id).execute();
-    await trx.insertInto('avatars').values({ user_id: user.id, content_type: 'image/webp', data: image, updated_at: nowIso() }).execute();
+    await trx
+      .insertInto('avatars')
+      .values({ user_id: user.id, content_type: 'image/webp', data: image, updated_at: nowIso() })
+      .execute();
     await setUserColumns(trx, user.id, { image_name: name });
   });
 }
@@ -52,6 +63,10 @@ export async function removeAvatar(a: Accounts, user: UserRow): Promise<void> {
 }
 
 export async function readAvatar(a: Accounts, userId: bigint): Promise<{ contentType: string; data: Buffer } | null> {
-  const row = await a.database.db.selectFrom('avatars').select(['content_type', 'data']).where('user_id', '=', userId).executeTakeFirst();
+  const row = await a.database.db
+    .selectFrom('avatars')
+    .select(['content_type', 'data'])
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return row ? { contentType: row.content_type, data: Buffer.from(row.data) } : null;
 }

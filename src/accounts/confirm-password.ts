@@ -11,22 +11,42 @@ import { markPasswordConfirmed, passwordRecentlyConfirmed, type Session } from '
 import type { UserRow } from './store.ts';
 
 /** Said of every sensitive route in the API reference; the tests find the sensitive routes by it. */
-export const SENSITIVE = 'Sensitive: send `password`, or confirm it first with POST /api/v1/me/confirm-password (it then covers ' + 'this session for PASSWORD_CONFIRM_MINUTES, 180 by default). Signing in does not count as a confirmation.';
+export const SENSITIVE =
+  'Sensitive: send `password`, or confirm it first with POST /api/v1/me/confirm-password (it then covers ' +
+  'this session for PASSWORD_CONFIRM_MINUTES, 180 by default). Signing in does not count as a confirmation.';
 
-const wrong = () => new AppError(422, 'validation_failed', 'The password is not correct.', { password: ['is not correct'] });
+const wrong = () =>
+  new AppError(422, 'validation_failed', 'The password is not correct.', { password: ['is not correct'] });
 
-export async function confirmPassword(a: Accounts, user: UserRow, session: Session | undefined, password: unknown): Promise<void> {
+export async function confirmPassword(
+  a: Accounts,
+  user: UserRow,
+  session: Session | undefined,
+  password: unknown,
+): Promise<void> {
   if (password === undefined || password === null || password === '') {
     if (passwordRecentlyConfirmed(a, session)) return;
-    throw new AppError(422, 'validation_failed', 'Confirm your password to do this.', { password: ['is required to confirm it is you'] });
+    throw new AppError(422, 'validation_failed', 'Confirm your password to do this.', {
+      password: ['is required to confirm it is you'],
+    });
   }
   if (typeof password !== 'string' || !(await checkPassword(user.password, password)).ok) throw wrong();
   if (session) await markPasswordConfirmed(a, session.id);
 }
 
 /** Opens the confirmation window of this session (POST /me/confirm-password); a token client has none to open. */
-export async function openConfirmationWindow(a: Accounts, user: UserRow, session: Session | undefined, body: Body): Promise<void> {
-  if (!session) throw new AppError(409, 'no_session', 'Password confirmation is kept on a browser session; token clients send password with each call.');
+export async function openConfirmationWindow(
+  a: Accounts,
+  user: UserRow,
+  session: Session | undefined,
+  body: Body,
+): Promise<void> {
+  if (!session)
+    throw new AppError(
+      409,
+      'no_session',
+      'Password confirmation is kept on a browser session; token clients send password with each call.',
+    );
   const bag = new FieldErrorBag();
   const password = text(body, 'password', bag);
   bag.throwIfAny();

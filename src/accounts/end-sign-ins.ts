@@ -12,12 +12,18 @@ export interface EndSignIns {
   tokens: boolean;
 }
 
-/** Ends the user's sessions but `keepSessionId`, forgets their remembered devices and maybe revokes their tokens; answers how many sessions ended. */
+/**
+ * Ends the user's sessions but `keepSessionId`, forgets their remembered devices and maybe revokes their tokens;
+ * answers how many sessions ended.
+ */
 export async function endSignIns(db: Executor, userId: bigint, options: EndSignIns): Promise<number> {
   const run = async (trx: Executor) => {
     const { keepSessionId } = options;
-    const ended = await trx.deleteFrom('sessions').where('user_id', '=', userId)
-      .$if(keepSessionId !== undefined, (q) => q.where('id', '!=', keepSessionId!)).executeTakeFirst();
+    const ended = await trx
+      .deleteFrom('sessions')
+      .where('user_id', '=', userId)
+      .$if(keepSessionId !== undefined, (q) => q.where('id', '!=', keepSessionId!))
+      .executeTakeFirst();
     if (options.tokens) await trx.deleteFrom('personal_access_tokens').where('user_id', '=', userId).execute();
     await trx.updateTable('users').set({ remember_token: null }).where('id', '=', userId).execute();
     return Number(ended.numDeletedRows);

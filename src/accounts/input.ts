@@ -8,7 +8,8 @@ export type Body = Record<string, unknown>;
 /** The body as an object with only the named keys; anything else is a 422 naming it. */
 export function bodyWith(body: unknown, allowed: readonly string[]): Body {
   const source = body ?? {};
-  if (typeof source !== 'object' || Array.isArray(source)) throw new AppError(422, 'validation_failed', 'The request body must be a JSON object.');
+  if (typeof source !== 'object' || Array.isArray(source))
+    throw new AppError(422, 'validation_failed', 'The request body must be a JSON object.');
   const bag = new FieldErrorBag();
   for (const key of Object.keys(source)) if (!allowed.includes(key)) bag.add(key, 'is not a field this request takes');
   bag.throwIfAny();
@@ -18,11 +19,17 @@ export function bodyWith(body: unknown, allowed: readonly string[]): Body {
 /** A required string field, checked as sent (never trimmed). */
 export function text(body: Body, name: string, bag: FieldErrorBag, max = 255): string {
   const value = body[name];
-  if (value === undefined || value === null || value === '') { bag.add(name, 'is required'); return ''; }
+  if (value === undefined || value === null || value === '') {
+    bag.add(name, 'is required');
+    return '';
+  }
   // The same text rules as record fields: no NUL (PostgreSQL cannot hold one, even in
   // a query parameter) and no lone surrogate (it would become U+FFFD on the way in).
   const parsed = parseText(value, max);
-  if (!parsed.ok) { bag.add(name, parsed.message); return ''; }
+  if (!parsed.ok) {
+    bag.add(name, parsed.message);
+    return '';
+  }
   return parsed.value;
 }
 
@@ -33,7 +40,10 @@ export function optionalText(body: Body, name: string, bag: FieldErrorBag, max =
 export function optionalBoolean(body: Body, name: string, bag: FieldErrorBag): boolean {
   const value = body[name];
   if (value === undefined || value === null) return false;
-  if (typeof value !== 'boolean') { bag.add(name, 'must be true or false'); return false; }
+  if (typeof value !== 'boolean') {
+    bag.add(name, 'must be true or false');
+    return false;
+  }
   return value;
 }
 
@@ -43,9 +53,15 @@ export function optionalBoolean(body: Body, name: string, bag: FieldErrorBag): b
  */
 export function newPassword(body: Body, name: string, bag: FieldErrorBag): string {
   const value = body[name];
-  if (value === undefined || value === null) { bag.add(name, 'is required'); return ''; }
+  if (value === undefined || value === null) {
+    bag.add(name, 'is required');
+    return '';
+  }
   const parsed = parseText(value, Number.MAX_SAFE_INTEGER);
-  if (!parsed.ok) { bag.add(name, parsed.message); return ''; }
+  if (!parsed.ok) {
+    bag.add(name, parsed.message);
+    return '';
+  }
   for (const problem of passwordProblems(parsed.value)) bag.add(name, problem);
   return parsed.value;
 }

@@ -18,7 +18,10 @@ export const INVITATION_DAYS = 7;
 export async function createInvitation(trx: Executor, userId: bigint): Promise<string> {
   const token = randomToken();
   await trx.deleteFrom('invitations').where('user_id', '=', userId).execute();
-  await trx.insertInto('invitations').values({ user_id: userId, token_hash: sha256(token), created_at: nowIso() }).execute();
+  await trx
+    .insertInto('invitations')
+    .values({ user_id: userId, token_hash: sha256(token), created_at: nowIso() })
+    .execute();
   return token;
 }
 
@@ -43,13 +46,19 @@ export async function sendInvitation(a: Accounts, user: Row, token: string): Pro
 }
 
 const invalidInvitation = () =>
-  new AppError(422, 'validation_failed', 'This invitation link is invalid, was used already, or has expired; ask an admin to invite you again.', { token: ['is invalid or has expired'] });
+  new AppError(
+    422,
+    'validation_failed',
+    'This invitation link is invalid, was used already, or has expired; ask an admin to invite you again.',
+    { token: ['is invalid or has expired'] },
+  );
 
 /** Sets the invited user's password and confirms their address; the link works once. */
 export async function acceptInvitation(a: Accounts, knock: Knock, body: Body): Promise<void> {
-  await setPasswordByMailedLink(a, knock, 'invitation', body, async ({ email, token, password }) => {
+  await setPasswordByMailedLink(knock, 'invitation', body, async ({ email, token, password }) => {
     const user = await findUserByEmail(a.database.db, email);
-    if (!user || !(await spendMailedToken(a, 'invitations', user.id, token, INVITATION_DAYS * 24 * 60))) throw invalidInvitation();
+    if (!user || !(await spendMailedToken(a, 'invitations', user.id, token, INVITATION_DAYS * 24 * 60)))
+      throw invalidInvitation();
     await setMailedPassword(a, user.id, password, user.email_verified_at ? {} : { email_verified_at: nowIso() });
   });
 }

@@ -34,9 +34,17 @@ export function createMailer(config: Config, log: Log): Mailer {
   const dir = path.join(config.dataDir, 'mail');
   return {
     async send(mail) {
-      const info = await transport.sendMail({ from: config.mailFrom, to: mail.to, subject: mail.subject, text: mail.text });
+      const info = await transport.sendMail({
+        from: config.mailFrom,
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+      });
       await fs.mkdir(dir, { recursive: true });
-      const file = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`);
+      const file = path.join(
+        dir,
+        `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`,
+      );
       await fs.writeFile(file, info.message as Buffer, { mode: 0o600 });
       log.info({ mail: { subject: mail.subject, file } }, 'mail written to a file (set SMTP_URL to send it)');
     },

@@ -11,36 +11,65 @@ import { acceptCode, codeRefusal, forgetTotpStep, newRecoveryCodes, newSecret } 
 
 export async function enableTwoFactor(a: Accounts, user: UserRow, session: Session | undefined, password: unknown) {
   await confirmPassword(a, user, session, password);
-  if (user.two_factor_confirmed_at) throw new AppError(409, 'two_factor_enabled', 'Two-factor authentication is already on; disable it first to set up a new app.');
+  if (user.two_factor_confirmed_at)
+    throw new AppError(
+      409,
+      'two_factor_enabled',
+      'Two-factor authentication is already on; disable it first to set up a new app.',
+    );
   const fresh = await newSecret(a, user.email);
-  await setUserColumns(a.database.db, user.id, { two_factor_secret: fresh.sealed, two_factor_recovery_codes: null, two_factor_confirmed_at: null });
+  await setUserColumns(a.database.db, user.id, {
+    two_factor_secret: fresh.sealed,
+    two_factor_recovery_codes: null,
+    two_factor_confirmed_at: null,
+  });
   await forgetTotpStep(a, user.id);
   return { secret: fresh.secret, otpauth_url: fresh.otpauthUrl, qr_svg: fresh.qrSvg };
 }
 
 export async function confirmTwoFactor(a: Accounts, user: UserRow, code: string): Promise<string[]> {
-  if (!user.two_factor_secret) throw new AppError(409, 'two_factor_not_started', 'Start by enabling two-factor authentication.');
-  if (user.two_factor_confirmed_at) throw new AppError(409, 'two_factor_enabled', 'Two-factor authentication is already confirmed.');
+  if (!user.two_factor_secret)
+    throw new AppError(409, 'two_factor_not_started', 'Start by enabling two-factor authentication.');
+  if (user.two_factor_confirmed_at)
+    throw new AppError(409, 'two_factor_enabled', 'Two-factor authentication is already confirmed.');
   const check = await acceptCode(a, user.id, user.two_factor_secret, code.replace(/\s/g, ''));
   if (check !== 'accepted') {
     const message = check === 'used' ? codeRefusal(check) : 'is not valid; enter the current code from your app';
     throw new AppError(422, 'validation_failed', `The code ${message}.`, { code: [message] });
   }
   const { codes, stored } = newRecoveryCodes();
-  await setUserColumns(a.database.db, user.id, { two_factor_confirmed_at: nowIso(), two_factor_recovery_codes: stored });
+  await setUserColumns(a.database.db, user.id, {
+    two_factor_confirmed_at: nowIso(),
+    two_factor_recovery_codes: stored,
+  });
   return codes;
 }
 
-export async function regenerateRecoveryCodes(a: Accounts, user: UserRow, session: Session | undefined, password: unknown): Promise<string[]> {
+export async function regenerateRecoveryCodes(
+  a: Accounts,
+  user: UserRow,
+  session: Session | undefined,
+  password: unknown,
+): Promise<string[]> {
   await confirmPassword(a, user, session, password);
-  if (!user.two_factor_confirmed_at) throw new AppError(409, 'two_factor_disabled', 'Two-factor authentication is off.');
+  if (!user.two_factor_confirmed_at)
+    throw new AppError(409, 'two_factor_disabled', 'Two-factor authentication is off.');
   const { codes, stored } = newRecoveryCodes();
   await setUserColumns(a.database.db, user.id, { two_factor_recovery_codes: stored });
   return codes;
 }
 
-export async function disableTwoFactor(a: Accounts, user: UserRow, session: Session | undefined, password: unknown): Promise<UserRow> {
+export async function disableTwoFactor(
+  a: Accounts,
+  user: UserRow,
+  session: Session | undefined,
+  password: unknown,
+): Promise<UserRow> {
   await confirmPassword(a, user, session, password);
-  await setUserColumns(a.database.db, user.id, { two_factor_secret: null, two_factor_recovery_codes: null, two_factor_confirmed_at: null });
+  await setUserColumns(a.database.db, user.id, {
+    two_factor_secret: null,
+    two_factor_recovery_codes: null,
+    two_factor_confirmed_at: null,
+  });
   return (await findUserById(a.database.db, user.id))!;
 }

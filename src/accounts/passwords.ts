@@ -42,8 +42,11 @@ export async function checkPassword(stored: string | null | undefined, plain: st
     if (/^\$2[aby]\$/.test(stored)) return { ok: await verifyBcrypt(plain, stored), needsRehash: true };
     if (stored.startsWith('$argon2')) {
       const ok = await verify(stored, plain);
-      const weaker = !stored.startsWith('$argon2id$') || !/m=(\d+),t=(\d+)/.test(stored) ||
-        Number(/m=(\d+)/.exec(stored)![1]) < ARGON2.memoryCost || Number(/t=(\d+)/.exec(stored)![1]) < ARGON2.timeCost;
+      const weaker =
+        !stored.startsWith('$argon2id$') ||
+        !/m=(\d+),t=(\d+)/.test(stored) ||
+        Number(/m=(\d+)/.exec(stored)![1]) < ARGON2.memoryCost ||
+        Number(/t=(\d+)/.exec(stored)![1]) < ARGON2.timeCost;
       return { ok, needsRehash: ok && weaker };
     }
   } catch {

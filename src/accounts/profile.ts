@@ -15,9 +15,16 @@ import { findUserById, setUserColumns, type UserRow } from './store.ts';
 import { sendVerificationMail } from './verify-email.ts';
 
 const SELF = { id: 0n, role: 'admin' as const };
-export const PROFILE_FIELDS = userResource.writable.filter((f) => f.name !== 'role' && f.name !== 'password').map((f) => f.name);
+export const PROFILE_FIELDS = userResource.writable
+  .filter((f) => f.name !== 'role' && f.name !== 'password')
+  .map((f) => f.name);
 
-export async function updateProfile(a: Accounts, user: UserRow, session: Session | undefined, body: unknown): Promise<UserRow> {
+export async function updateProfile(
+  a: Accounts,
+  user: UserRow,
+  session: Session | undefined,
+  body: unknown,
+): Promise<UserRow> {
   const input = bodyWith(body, [...PROFILE_FIELDS, 'password']);
   const { password, ...changes } = input;
   const emailChanges = typeof changes.email === 'string' && changes.email.toLowerCase() !== user.email.toLowerCase();
@@ -25,8 +32,10 @@ export async function updateProfile(a: Accounts, user: UserRow, session: Session
     // Wrong fields are said first: asking for the password of a change that cannot be saved anyway helps nobody.
     readInput(userResource, changes, 'update');
     await confirmPassword(a, user, session, password);
-  }
-  else if (password !== undefined) throw new AppError(422, 'validation_failed', 'Change your password with PUT /api/v1/me/password.', { password: ['is changed with PUT /api/v1/me/password'] });
+  } else if (password !== undefined)
+    throw new AppError(422, 'validation_failed', 'Change your password with PUT /api/v1/me/password.', {
+      password: ['is changed with PUT /api/v1/me/password'],
+    });
   await updateRecord({ database: a.database, actor: SELF }, userResource, String(user.id), changes);
   if (emailChanges) {
     await setUserColumns(a.database.db, user.id, { email_verified_at: null });
@@ -38,30 +47,49 @@ export async function updateProfile(a: Accounts, user: UserRow, session: Session
 }
 
 /** Checks the current password, sets the new one, and ends every other sign-in of the user. */
-export async function changePassword(a: Accounts, user: UserRow, session: Session | undefined, body: unknown): Promise<void> {
+export async function changePassword(
+  a: Accounts,
+  user: UserRow,
+  session: Session | undefined,
+  body: unknown,
+): Promise<void> {
   const input = bodyWith(body, ['current_password', 'password']);
   const bag = new FieldErrorBag();
   const current = text(input, 'current_password', bag);
   if (!('password' in input)) bag.add('password', 'is required');
   bag.throwIfAny();
   if (!(await checkPassword(user.password, current)).ok) {
-    throw new AppError(422, 'validation_failed', 'The current password is not correct.', { current_password: ['is not correct'] });
+    throw new AppError(422, 'validation_failed', 'The current password is not correct.', {
+      current_password: ['is not correct'],
+    });
   }
   // The records operation validates and hashes the new password like any other write of it, and its
   // user rules end every other session, token and remembered device.
-  await updateRecord({ database: a.database, actor: SELF, sessionId: session?.id }, userResource, String(user.id), { password: input.password });
+  await updateRecord({ database: a.database, actor: SELF, sessionId: session?.id }, userResource, String(user.id), {
+    password: input.password,
+  });
 }
 
 /**
  * Ends every other session and forgets remembered devices (their cookies would sign straight back in); answers how
  * many sessions ended.
  */
-export async function signOutOtherSessions(a: Accounts, user: UserRow, session: Session | undefined, password: unknown): Promise<number> {
+export async function signOutOtherSessions(
+  a: Accounts,
+  user: UserRow,
+  session: Session | undefined,
+  password: unknown,
+): Promise<number> {
   await confirmPassword(a, user, session, password);
   return endSignIns(a.database.db, user.id, { keepSessionId: session?.id, tokens: false });
 }
 
-export async function deleteAccount(a: Accounts, user: UserRow, session: Session | undefined, body: unknown): Promise<void> {
+export async function deleteAccount(
+  a: Accounts,
+  user: UserRow,
+  session: Session | undefined,
+  body: unknown,
+): Promise<void> {
   const input = bodyWith(body, ['password']);
   await confirmPassword(a, user, session, input.password);
   await deleteRecord({ database: a.database, actor: SELF }, userResource, String(user.id));

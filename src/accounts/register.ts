@@ -24,10 +24,14 @@ export async function createUser(database: Database, body: Record<string, unknow
 
 export async function registerUser(a: Accounts, body: unknown): Promise<UserRow> {
   const first = (await countUsers(a.database.db)) === 0;
-  if (!first && !a.config.registrationOpen) throw new AppError(403, 'registration_closed', 'Registration is closed; ask an admin for an account.');
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError(422, 'validation_failed', 'The request body must be a JSON object.');
-  if ('role' in body) throw new AppError(422, 'validation_failed', 'Only an admin can set a role.', { role: ['is set by an admin'] });
+  if (!first && !a.config.registrationOpen)
+    throw new AppError(403, 'registration_closed', 'Registration is closed; ask an admin for an account.');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new AppError(422, 'validation_failed', 'The request body must be a JSON object.');
+  if ('role' in body)
+    throw new AppError(422, 'validation_failed', 'Only an admin can set a role.', { role: ['is set by an admin'] });
   // Only an admin's create may leave the password out (an invitation); a person registering chooses one now.
-  if (!('password' in body)) throw new AppError(422, 'validation_failed', 'Choose a password.', { password: ['is required'] });
+  if (!('password' in body))
+    throw new AppError(422, 'validation_failed', 'Choose a password.', { password: ['is required'] });
   return createUser(a.database, body as Record<string, unknown>, first ? 'admin' : 'agent');
 }

@@ -25,7 +25,10 @@ export async function requestPasswordReset(a: Accounts, email: string): Promise<
   const token = randomToken();
   const { db } = a.database;
   await db.deleteFrom('password_resets').where('user_id', '=', user.id).execute();
-  await db.insertInto('password_resets').values({ user_id: user.id, token_hash: sha256(token), created_at: nowIso() }).execute();
+  await db
+    .insertInto('password_resets')
+    .values({ user_id: user.id, token_hash: sha256(token), created_at: nowIso() })
+    .execute();
   const query = `token=${encodeURIComponent(token)}&email=${encodeURIComponent(user.email)}`;
   const link = `${a.config.appUrl}/reset-password?${query}`;
   await a.mailer.send({
@@ -38,19 +41,32 @@ export async function requestPasswordReset(a: Accounts, email: string): Promise<
   });
 }
 
-const invalidToken = () => new AppError(422, 'validation_failed', 'This reset link is invalid or has expired; ask for a new one.', { token: ['is invalid or has expired'] });
+const invalidToken = () =>
+  new AppError(422, 'validation_failed', 'This reset link is invalid or has expired; ask for a new one.', {
+    token: ['is invalid or has expired'],
+  });
 
 /**
  * Spends a mailed one-time token (a reset or an invitation): true only when it
  * is the user's, younger than `minutes`, and this request is the one that
  * deleted it (of two racing requests with the same token only one wins).
  */
-export async function spendMailedToken(a: Accounts, table: 'password_resets' | 'invitations', userId: bigint, token: string, minutes: number): Promise<boolean> {
+export async function spendMailedToken(
+  a: Accounts,
+  table: 'password_resets' | 'invitations',
+  userId: bigint,
+  token: string,
+  minutes: number,
+): Promise<boolean> {
   const { db } = a.database;
   const row = await db.selectFrom(table).selectAll().where('user_id', '=', userId).executeTakeFirst();
   const created = !row ? 0 : row.created_at instanceof Date ? row.created_at.getTime() : Date.parse(row.created_at);
   if (!row || !safeEqual(row.token_hash, sha256(token)) || Date.now() - created > minutes * 60_000) return false;
-  const spent = await db.deleteFrom(table).where('user_id', '=', userId).where('token_hash', '=', sha256(token)).executeTakeFirst();
+  const spent = await db
+    .deleteFrom(table)
+    .where('user_id', '=', userId)
+    .where('token_hash', '=', sha256(token))
+    .executeTakeFirst();
   return spent.numDeletedRows > 0n;
 }
 
@@ -63,8 +79,16 @@ export async function askForPasswordReset(a: Accounts, knock: Knock, email: stri
   sendInBackground(a.log, 'password reset mail', () => requestPasswordReset(a, email));
 }
 
-/** Sets a password (already checked) chosen through a mailed link, unlocks the account and ends every sign-in it had, in one transaction. */
-export async function setMailedPassword(a: Accounts, userId: bigint, password: string, extra: Updateable<UsersTable> = {}): Promise<void> {
+/**
+ * Sets a password (already checked) chosen through a mailed link, unlocks the account and ends every sign-in it
+ * had, in one transaction.
+ */
+export async function setMailedPassword(
+  a: Accounts,
+  userId: bigint,
+  password: string,
+  extra: Updateable<UsersTable> = {},
+): Promise<void> {
   const hash = await hashPassword(password);
   await a.database.db.transaction().execute(async (trx) => {
     await setUserColumns(trx, userId, { ...extra, password: hash });
@@ -94,7 +118,10 @@ export function readMailedPassword(body: Body): MailedPassword {
  * and counts nothing; a wrong or spent token counts against the email and address.
  */
 export async function setPasswordByMailedLink(
-  a: Accounts, knock: Knock, link: 'reset' | 'invitation', body: Body, spend: (input: MailedPassword) => Promise<void>,
+  knock: Knock,
+  link: 'reset' | 'invitation',
+  body: Body,
+  spend: (input: MailedPassword) => Promise<void>,
 ): Promise<void> {
   const input = readMailedPassword(body);
   await knock.throttle.failures(limitKeys.mailedLink(link, input.email, knock.ip), () => spend(input));
@@ -102,9 +129,10 @@ export async function setPasswordByMailedLink(
 
 /** Sets the new password, spends the token, ends sessions and tokens, unlocks the account. */
 export async function resetPassword(a: Accounts, knock: Knock, body: Body): Promise<void> {
-  await setPasswordByMailedLink(a, knock, 'reset', body, async ({ email, token, password }) => {
+  await setPasswordByMailedLink(knock, 'reset', body, async ({ email, token, password }) => {
     const user = await findUserByEmail(a.database.db, email);
-    if (!user || !(await spendMailedToken(a, 'password_resets', user.id, token, RESET_TOKEN_MINUTES))) throw invalidToken();
+    if (!user || !(await spendMailedToken(a, 'password_resets', user.id, token, RESET_TOKEN_MINUTES)))
+      throw invalidToken();
     await setMailedPassword(a, user.id, password);
   });
 }

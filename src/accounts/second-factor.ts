@@ -4,10 +4,14 @@
 import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
 import { type Knock, limitKeys } from './limits.ts';
-import { type UserRow } from './store.ts';
+import type { UserRow } from './store.ts';
 import { acceptCode, codeRefusal, type CodeCheck, spendRecoveryCode } from './two-factor.ts';
 
-export async function passSecondFactor(a: Accounts, user: UserRow, answer: { code?: string; recoveryCode?: string }): Promise<CodeCheck> {
+export async function passSecondFactor(
+  a: Accounts,
+  user: UserRow,
+  answer: { code?: string; recoveryCode?: string },
+): Promise<CodeCheck> {
   if (answer.code !== undefined) return acceptCode(a, user.id, user.two_factor_secret, answer.code.replace(/\s/g, ''));
   if (answer.recoveryCode === undefined) return 'invalid';
   const remaining = spendRecoveryCode(user.two_factor_recovery_codes, answer.recoveryCode);
@@ -22,13 +26,23 @@ export async function passSecondFactor(a: Accounts, user: UserRow, answer: { cod
   return result.numUpdatedRows > 0n ? 'accepted' : 'invalid';
 }
 
-/** The second step of a sign-in, through any door: a refused code is a 422 naming the field, counted per user and address. */
-export async function completeSecondFactor(a: Accounts, knock: Knock, user: UserRow, answer: { code?: string; recoveryCode?: string }): Promise<void> {
+/**
+ * The second step of a sign-in, through any door: a refused code is a 422 naming the field, counted per user and
+ * address.
+ */
+export async function completeSecondFactor(
+  a: Accounts,
+  knock: Knock,
+  user: UserRow,
+  answer: { code?: string; recoveryCode?: string },
+): Promise<void> {
   await knock.throttle.failures(limitKeys.secondFactor(user.id, knock.ip), async () => {
     const check = await passSecondFactor(a, user, answer);
     if (check !== 'accepted') {
       const message = codeRefusal(check);
-      throw new AppError(422, 'validation_failed', `The code ${message}.`, { [answer.code ? 'code' : 'recovery_code']: [message] });
+      throw new AppError(422, 'validation_failed', `The code ${message}.`, {
+        [answer.code ? 'code' : 'recovery_code']: [message],
+      });
     }
   });
 }

@@ -19,7 +19,8 @@ function deriveKeys(master: Buffer): AppKey {
 
 function parseKey(text: string, source: string): Buffer {
   const key = Buffer.from(text.trim().replace(/^base64:/, ''), 'base64');
-  if (key.length !== 32) throw new Error(`${source} must be 32 bytes in base64 (generate one with: openssl rand -base64 32)`);
+  if (key.length !== 32)
+    throw new Error(`${source} must be 32 bytes in base64 (generate one with: openssl rand -base64 32)`);
   return key;
 }
 
@@ -60,7 +61,9 @@ export function encrypt(key: AppKey, plain: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key.encryption, iv);
   const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return ['v1', iv, cipher.getAuthTag(), body].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+  return ['v1', iv, cipher.getAuthTag(), body]
+    .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
+    .join('.');
 }
 
 /** The plain text, or null when the value was not made with this key (or was altered). */

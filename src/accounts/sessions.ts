@@ -70,7 +70,11 @@ export async function createSession(
 /** The live session for a cookie secret, or null when unknown, idle too long, or past its absolute end. */
 export async function findSession(a: Accounts, token: string): Promise<Session | null> {
   if (!token || token.length > 100) return null;
-  const row = await a.database.db.selectFrom('sessions').selectAll().where('token_hash', '=', sha256(token)).executeTakeFirst();
+  const row = await a.database.db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('token_hash', '=', sha256(token))
+    .executeTakeFirst();
   if (!row) return null;
   const session = toSession(row);
   const now = Date.now();
@@ -102,7 +106,11 @@ export async function listUserSessions(a: Accounts, userId: bigint): Promise<Ses
 }
 
 export async function markPasswordConfirmed(a: Accounts, sessionId: string): Promise<void> {
-  await a.database.db.updateTable('sessions').set({ password_confirmed_at: nowIso() }).where('id', '=', sessionId).execute();
+  await a.database.db
+    .updateTable('sessions')
+    .set({ password_confirmed_at: nowIso() })
+    .where('id', '=', sessionId)
+    .execute();
 }
 
 export function passwordRecentlyConfirmed(a: Accounts, session: Session | undefined): boolean {

@@ -16,7 +16,11 @@ export const invalidCredentials = () =>
 
 async function accountState(a: Accounts, userId: bigint) {
   const { db } = a.database;
-  await db.insertInto('account_states').values({ user_id: userId }).onConflict((oc) => oc.column('user_id').doNothing()).execute();
+  await db
+    .insertInto('account_states')
+    .values({ user_id: userId })
+    .onConflict((oc) => oc.column('user_id').doNothing())
+    .execute();
   return db.selectFrom('account_states').selectAll().where('user_id', '=', userId).executeTakeFirstOrThrow();
 }
 
@@ -54,7 +58,11 @@ export async function checkCredentials(a: Accounts, email: string, password: str
     throw invalidCredentials();
   }
   if (fromDbBool(state.reset_required)) {
-    throw new AppError(401, 'password_reset_required', 'This account was locked after too many failed sign-ins. Reset your password by email to unlock it.');
+    throw new AppError(
+      401,
+      'password_reset_required',
+      'This account was locked after too many failed sign-ins. Reset your password by email to unlock it.',
+    );
   }
   await clearFailures(a.database.db, user.id);
   if (check.needsRehash) {
@@ -71,7 +79,13 @@ export const hasTwoFactor = (user: UserRow) => user.two_factor_confirmed_at !== 
  * per email and address under one key, so that the doors share the count. `alsoCheck` (a second factor sent
  * along) fails within the same counted attempt.
  */
-export async function signInWithPassword(a: Accounts, knock: Knock, email: string, password: string, alsoCheck?: (user: UserRow) => Promise<void>): Promise<UserRow> {
+export async function signInWithPassword(
+  a: Accounts,
+  knock: Knock,
+  email: string,
+  password: string,
+  alsoCheck?: (user: UserRow) => Promise<void>,
+): Promise<UserRow> {
   return knock.throttle.failures(limitKeys.signIn(email, knock.ip), async () => {
     const user = await checkCredentials(a, email, password);
     if (alsoCheck) await alsoCheck(user);

@@ -53,7 +53,11 @@ export async function findUserByEmail(db: Executor, email: string): Promise<User
   // No stored address holds NUL or a lone surrogate (each was checked on the way in), and
   // PostgreSQL refuses NUL even as a parameter: such a text names nobody.
   if (email.includes('\u0000') || !email.isWellFormed()) return null;
-  const row = await db.selectFrom('users').selectAll().where(sql`lower(email)`, '=', email.toLowerCase()).executeTakeFirst();
+  const row = await db
+    .selectFrom('users')
+    .selectAll()
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
   return row ? toUserRow(row) : null;
 }
 
@@ -64,7 +68,11 @@ export async function findUserById(db: Executor, id: bigint): Promise<UserRow | 
 
 /** Writes columns of a user (hidden ones included) and moves updated_at. */
 export async function setUserColumns(db: Executor, id: bigint, values: Updateable<UsersTable>): Promise<void> {
-  await db.updateTable('users').set({ ...values, updated_at: nowIso() }).where('id', '=', id).execute();
+  await db
+    .updateTable('users')
+    .set({ ...values, updated_at: nowIso() })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function countUsers(db: Executor): Promise<number> {
@@ -73,7 +81,11 @@ export async function countUsers(db: Executor): Promise<number> {
 }
 
 export async function countAdmins(db: Executor): Promise<number> {
-  const row = await db.selectFrom('users').select(sql<number>`count(*)`.as('n')).where('role', '=', 'admin').executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('users')
+    .select(sql<number>`count(*)`.as('n'))
+    .where('role', '=', 'admin')
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -29,7 +29,11 @@ export function databaseStore(database: Database) {
 
   async function peek(key: string): Promise<{ current: number; ttl: number }> {
     const now = Date.now();
-    const row = await database.db.selectFrom('rate_limits').select(['hits', 'reset_at']).where('key', '=', key).executeTakeFirst();
+    const row = await database.db
+      .selectFrom('rate_limits')
+      .select(['hits', 'reset_at'])
+      .where('key', '=', key)
+      .executeTakeFirst();
     if (!row || Number(row.reset_at) <= now) return { current: 0, ttl: 0 };
     return { current: Number(row.hits), ttl: Number(row.reset_at) - now };
   }
@@ -37,10 +41,16 @@ export function databaseStore(database: Database) {
   return class DatabaseRateLimitStore {
     constructor(readonly options: { timeWindow?: number } = {}) {}
     incr(key: string, callback: Callback, timeWindow: number) {
-      hit(key, timeWindow).then((r) => callback(null, r), (e: Error) => callback(e));
+      hit(key, timeWindow).then(
+        (r) => callback(null, r),
+        (e: Error) => callback(e),
+      );
     }
     read(key: string, callback: Callback) {
-      peek(key).then((r) => callback(null, r), (e: Error) => callback(e));
+      peek(key).then(
+        (r) => callback(null, r),
+        (e: Error) => callback(e),
+      );
     }
     child(routeOptions: object) {
       return new DatabaseRateLimitStore({ ...this.options, ...routeOptions });

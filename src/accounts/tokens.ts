@@ -22,11 +22,22 @@ export interface TokenInfo {
 
 const PREFIX = 'lb_';
 
-function toInfo(row: Pick<Selectable<PersonalAccessTokensTable>, 'id' | 'name' | 'created_at' | 'last_used_at'>): TokenInfo {
-  return { id: BigInt(row.id), name: row.name, created_at: toIso(row.created_at)!, last_used_at: toIso(row.last_used_at) };
+function toInfo(
+  row: Pick<Selectable<PersonalAccessTokensTable>, 'id' | 'name' | 'created_at' | 'last_used_at'>,
+): TokenInfo {
+  return {
+    id: BigInt(row.id),
+    name: row.name,
+    created_at: toIso(row.created_at)!,
+    last_used_at: toIso(row.last_used_at),
+  };
 }
 
-export async function createToken(a: Accounts, userId: bigint, name: string): Promise<{ token: string; info: TokenInfo }> {
+export async function createToken(
+  a: Accounts,
+  userId: bigint,
+  name: string,
+): Promise<{ token: string; info: TokenInfo }> {
   const token = PREFIX + randomToken();
   const row = await a.database.db
     .insertInto('personal_access_tokens')
@@ -37,7 +48,13 @@ export async function createToken(a: Accounts, userId: bigint, name: string): Pr
 }
 
 /** A token the signed-in user makes for themself: a new way into the account, so it takes the password. */
-export async function createOwnToken(a: Accounts, user: UserRow, session: Session | undefined, name: string, password: unknown) {
+export async function createOwnToken(
+  a: Accounts,
+  user: UserRow,
+  session: Session | undefined,
+  name: string,
+  password: unknown,
+) {
   await confirmPassword(a, user, session, password);
   return createToken(a, user.id, name);
 }
@@ -47,13 +64,21 @@ export async function createOwnToken(a: Accounts, user: UserRow, session: Sessio
  * request): counted as a sign-in, under the same key as the sign-in page's and the API login's.
  */
 export async function createTokenWithPassword(
-  a: Accounts, knock: Knock, input: { email: string; password: string; deviceName: string; code?: string; recoveryCode?: string },
+  a: Accounts,
+  knock: Knock,
+  input: { email: string; password: string; deviceName: string; code?: string; recoveryCode?: string },
 ): Promise<{ token: string; user: UserRow }> {
   const user = await signInWithPassword(a, knock, input.email, input.password, async (found) => {
     if (!hasTwoFactor(found)) return;
-    if (!input.code && !input.recoveryCode) throw new AppError(401, 'two_factor_required', 'This account uses two-factor authentication: send code or recovery_code too.');
+    if (!input.code && !input.recoveryCode)
+      throw new AppError(
+        401,
+        'two_factor_required',
+        'This account uses two-factor authentication: send code or recovery_code too.',
+      );
     const check = await passSecondFactor(a, found, input);
-    if (check !== 'accepted') throw new AppError(401, 'two_factor_invalid', `The two-factor code ${codeRefusal(check)}.`);
+    if (check !== 'accepted')
+      throw new AppError(401, 'two_factor_invalid', `The two-factor code ${codeRefusal(check)}.`);
   });
   const { token } = await createToken(a, user.id, input.deviceName);
   return { token, user };
@@ -76,7 +101,11 @@ export async function findTokenUser(a: Accounts, token: string): Promise<{ token
   const { token_id: tokenId, token_last_used_at: tokenLastUsed, ...user } = row;
   const lastUsed = toIso(tokenLastUsed);
   if (!lastUsed || Date.now() - Date.parse(lastUsed) > 60_000) {
-    await a.database.db.updateTable('personal_access_tokens').set({ last_used_at: nowIso() }).where('id', '=', tokenId).execute();
+    await a.database.db
+      .updateTable('personal_access_tokens')
+      .set({ last_used_at: nowIso() })
+      .where('id', '=', tokenId)
+      .execute();
   }
   return { tokenId: BigInt(tokenId), user: toUserRow(user) };
 }

@@ -7,14 +7,20 @@ import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
 import type { Accounts } from './context.ts';
 import { decrypt, encrypt, safeEqual } from './secrets.ts';
-import {  } from './store.ts';
 
 const PERIOD_SECONDS = 30;
 const DRIFT_STEPS = 1;
 export const RECOVERY_CODE_COUNT = 8;
 
 function totp(secretBase32: string, label = 'Leadbook'): TOTP {
-  return new TOTP({ issuer: 'Leadbook', label, algorithm: 'SHA1', digits: 6, period: PERIOD_SECONDS, secret: Secret.fromBase32(secretBase32) });
+  return new TOTP({
+    issuer: 'Leadbook',
+    label,
+    algorithm: 'SHA1',
+    digits: 6,
+    period: PERIOD_SECONDS,
+    secret: Secret.fromBase32(secretBase32),
+  });
 }
 
 export interface NewSecret {
@@ -37,14 +43,22 @@ export type CodeCheck = 'accepted' | 'used' | 'invalid';
 
 /** The field message for a refused code. */
 export const codeRefusal = (check: CodeCheck): string =>
-  check === 'used' ? 'was already used; wait for the next code from your app (a new one appears every 30 seconds)' : 'is not valid';
+  check === 'used'
+    ? 'was already used; wait for the next code from your app (a new one appears every 30 seconds)'
+    : 'is not valid';
 
 /**
  * Accepts a code once: finds the step it belongs to (±1 step), then records
  * that step only if it is later than the last accepted one. `used` for a code
  * of a step already spent (a replay, or the code that just confirmed the app).
  */
-export async function acceptCode(a: Accounts, userId: bigint, sealedSecret: string | null, code: string, now = Date.now()): Promise<CodeCheck> {
+export async function acceptCode(
+  a: Accounts,
+  userId: bigint,
+  sealedSecret: string | null,
+  code: string,
+  now = Date.now(),
+): Promise<CodeCheck> {
   if (!sealedSecret || !/^\d{6}$/.test(code)) return 'invalid';
   const secret = decrypt(a.key, sealedSecret);
   if (!secret) return 'invalid';
@@ -52,7 +66,11 @@ export async function acceptCode(a: Accounts, userId: bigint, sealedSecret: stri
   if (delta === null) return 'invalid';
   const step = Math.floor(now / 1000 / PERIOD_SECONDS) + delta;
   const { db } = a.database;
-  await db.insertInto('account_states').values({ user_id: userId }).onConflict((oc) => oc.column('user_id').doNothing()).execute();
+  await db
+    .insertInto('account_states')
+    .values({ user_id: userId })
+    .onConflict((oc) => oc.column('user_id').doNothing())
+    .execute();
   const result = await db
     .updateTable('account_states')
     .set({ totp_last_step: step })
@@ -70,7 +88,9 @@ export function normalizeRecoveryCode(code: string): string {
 
 /** Eight codes of 120 random bits each (base32, in groups of four), and their stored form (SHA-256 hashes). */
 export function newRecoveryCodes(): { codes: string[]; stored: string } {
-  const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => new Secret({ size: 15 }).base32.match(/.{4}/g)!.join('-'));
+  const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () =>
+    new Secret({ size: 15 }).base32.match(/.{4}/g)!.join('-'),
+  );
   return { codes, stored: JSON.stringify(codes.map(hashCode)) };
 }
 
@@ -78,7 +98,11 @@ export function newRecoveryCodes(): { codes: string[]; stored: string } {
 export function spendRecoveryCode(stored: string | null, code: string): string | null {
   if (!stored) return null;
   let hashes: unknown;
-  try { hashes = JSON.parse(stored); } catch { return null; }
+  try {
+    hashes = JSON.parse(stored);
+  } catch {
+    return null;
+  }
   if (!Array.isArray(hashes)) return null;
   const wanted = hashCode(code);
   const index = hashes.findIndex((h) => typeof h === 'string' && safeEqual(h, wanted));
@@ -87,5 +111,9 @@ export function spendRecoveryCode(stored: string | null, code: string): string |
 }
 
 export async function forgetTotpStep(a: Accounts, userId: bigint): Promise<void> {
-  await a.database.db.updateTable('account_states').set({ totp_last_step: null }).where('user_id', '=', userId).execute();
+  await a.database.db
+    .updateTable('account_states')
+    .set({ totp_last_step: null })
+    .where('user_id', '=', userId)
+    .execute();
 }

@@ -25,28 +25,42 @@ export function serveAccounts(a: Accounts): void {
 const lastAdmin = async (trx: Executor, before: Row) => before.role === 'admin' && (await countAdmins(trx)) <= 1;
 
 export const userRules: RecordHooks = {
-    async afterCreate(trx, ctx, record, input) {
-      const a = served.get(ctx.database);
-      const id = BigInt(record.id as bigint);
-      if (input.password === undefined) {
-        const token = await createInvitation(trx, id);
-        return {
-          notice: `We emailed an invitation to ${String(record.email)}; the link works for ${INVITATION_DAYS} days.`,
-          afterCommit: a && (() => sendInBackground(a.log, 'invitation mail', () => sendInvitation(a, record, token))),
-        };
-      }
-      // Read after the commit: the mail's link is bound to the stored address.
-      return { afterCommit: a && (() => sendInBackground(a.log, 'verification mail', async () => sendVerificationMail(a, (await findUserById(a.database.db, id))!))) };
-    },
-    async beforeUpdate(trx, _ctx, before, changes) {
-      if (changes.role !== undefined && changes.role !== 'admin' && (await lastAdmin(trx, before))) {
-        throw new AppError(422, 'validation_failed', 'The last admin cannot stop being an admin; make someone else an admin first.', { role: ['the last admin must stay an admin'] });
-      }
-    },
-    async afterUpdate(trx, ctx, before, changes) {
-      if (changes.password !== undefined) await endSignIns(trx, BigInt(before.id as bigint), { keepSessionId: ctx.sessionId, tokens: true });
-    },
-    async beforeDelete(trx, _ctx, before) {
-      if (await lastAdmin(trx, before)) throw new AppError(409, 'last_admin', 'The last admin cannot be deleted; make someone else an admin first.');
-    },
+  async afterCreate(trx, ctx, record, input) {
+    const a = served.get(ctx.database);
+    const id = BigInt(record.id as bigint);
+    if (input.password === undefined) {
+      const token = await createInvitation(trx, id);
+      return {
+        notice: `We emailed an invitation to ${String(record.email)}; the link works for ${INVITATION_DAYS} days.`,
+        afterCommit: a && (() => sendInBackground(a.log, 'invitation mail', () => sendInvitation(a, record, token))),
+      };
+    }
+    // Read after the commit: the mail's link is bound to the stored address.
+    return {
+      afterCommit:
+        a &&
+        (() =>
+          sendInBackground(a.log, 'verification mail', async () =>
+            sendVerificationMail(a, (await findUserById(a.database.db, id))!),
+          )),
+    };
+  },
+  async beforeUpdate(trx, _ctx, before, changes) {
+    if (changes.role !== undefined && changes.role !== 'admin' && (await lastAdmin(trx, before))) {
+      throw new AppError(
+        422,
+        'validation_failed',
+        'The last admin cannot stop being an admin; make someone else an admin first.',
+        { role: ['the last admin must stay an admin'] },
+      );
+    }
+  },
+  async afterUpdate(trx, ctx, before, changes) {
+    if (changes.password !== undefined)
+      await endSignIns(trx, BigInt(before.id as bigint), { keepSessionId: ctx.sessionId, tokens: true });
+  },
+  async beforeDelete(trx, _ctx, before) {
+    if (await lastAdmin(trx, before))
+      throw new AppError(409, 'last_admin', 'The last admin cannot be deleted; make someone else an admin first.');
+  },
 };

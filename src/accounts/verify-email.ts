@@ -21,20 +21,34 @@ export async function sendVerificationMail(a: Accounts, user: UserRow): Promise<
   await a.mailer.send({
     to: user.email,
     subject: 'Confirm your Leadbook email address',
-    text: `Please confirm that ${user.email} is your address by opening ` + `this link within ${VERIFY_LINK_MINUTES} minutes:\n\n${link}\n`,
+    text:
+      `Please confirm that ${user.email} is your address by opening ` +
+      `this link within ${VERIFY_LINK_MINUTES} minutes:\n\n${link}\n`,
     link,
   });
 }
 
-const invalid = () => new AppError(403, 'invalid_signature', 'This verification link is invalid or has expired; ask for a new one.');
+const invalid = () =>
+  new AppError(403, 'invalid_signature', 'This verification link is invalid or has expired; ask for a new one.');
 
-export async function verifyEmail(a: Accounts, id: string, hash: string, expires: string, sig: string): Promise<UserRow> {
+export async function verifyEmail(
+  a: Accounts,
+  id: string,
+  hash: string,
+  expires: string,
+  sig: string,
+): Promise<UserRow> {
   const userId = idFromText(id);
   if (userId === null || !/^\d{1,12}$/.test(expires)) throw invalid();
   const user = await findUserById(a.database.db, userId);
   if (!user) throw invalid();
   const path = pathFor(user);
-  if (path !== `/verify-email/${id}/${hash}` || Number(expires) * 1000 < Date.now() || !safeEqual(signature(a, path, Number(expires)), sig)) throw invalid();
+  if (
+    path !== `/verify-email/${id}/${hash}` ||
+    Number(expires) * 1000 < Date.now() ||
+    !safeEqual(signature(a, path, Number(expires)), sig)
+  )
+    throw invalid();
   if (!user.email_verified_at) await setUserColumns(a.database.db, user.id, { email_verified_at: nowIso() });
   return (await findUserById(a.database.db, user.id))!;
 }

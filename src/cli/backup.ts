@@ -48,7 +48,8 @@ function kindOf(file: string): Kind {
 }
 
 /** A file next to `file`, for writing before the rename that makes it appear whole. */
-const besides = (file: string) => path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
+const besides = (file: string) =>
+  path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
 
 function fsyncFile(file: string): void {
   const fd = fs.openSync(file, 'r+');
@@ -62,8 +63,14 @@ function fsyncFile(file: string): void {
 function fsyncDir(dir: string): void {
   try {
     const fd = fs.openSync(dir, 'r');
-    try { fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
-  } catch { /* not every file system lets a directory be synced */ }
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    /* not every file system lets a directory be synced */
+  }
 }
 
 const plural = (n: number, word: string) => `${n} ${word}`;
@@ -89,12 +96,22 @@ function checkSqliteBackup(file: string): Record<string, number> {
     throw new Error(`${file} is not a Leadbook backup: ${(error as Error).message}`);
   }
   try {
-    const tables = new Set((db.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((r) => r.name));
+    const tables = new Set(
+      (db.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map(
+        (r) => r.name,
+      ),
+    );
     const missing = LEADBOOK_TABLES.filter((t) => !tables.has(t));
-    if (missing.length) throw new Error(`${file} is not a Leadbook backup: it has no ${missing.join(', ')} table${missing.length > 1 ? 's' : ''}`);
+    if (missing.length)
+      throw new Error(
+        `${file} is not a Leadbook backup: it has no ${missing.join(', ')} table${missing.length > 1 ? 's' : ''}`,
+      );
     const check = db.pragma('quick_check', { simple: true });
-    if (check !== 'ok') throw new Error(`${file} is damaged (SQLite quick_check: ${String(check)}); it cannot be restored`);
-    return Object.fromEntries(COUNTED.map((t) => [t, Number((db.prepare(`select count(*) as n from ${t}`).get() as { n: number }).n)]));
+    if (check !== 'ok')
+      throw new Error(`${file} is damaged (SQLite quick_check: ${String(check)}); it cannot be restored`);
+    return Object.fromEntries(
+      COUNTED.map((t) => [t, Number((db.prepare(`select count(*) as n from ${t}`).get() as { n: number }).n)]),
+    );
   } finally {
     db.close();
   }
@@ -102,7 +119,8 @@ function checkSqliteBackup(file: string): Record<string, number> {
 
 async function backupSqlite(config: Config, file: string): Promise<string> {
   const source = sqliteDatabasePath(config);
-  if (!fs.existsSync(source)) throw new Error(`there is no database at ${source} (set DATA_DIR, or DATABASE_URL for PostgreSQL)`);
+  if (!fs.existsSync(source))
+    throw new Error(`there is no database at ${source} (set DATA_DIR, or DATABASE_URL for PostgreSQL)`);
   const tmp = besides(file);
   const db = new SQLite(source, { fileMustExist: true });
   try {
@@ -119,7 +137,11 @@ async function backupSqlite(config: Config, file: string): Promise<string> {
   try {
     // A backup is one self-contained file: no write-ahead log beside it.
     const copy = new SQLite(tmp);
-    try { copy.pragma('journal_mode = DELETE'); } finally { copy.close(); }
+    try {
+      copy.pragma('journal_mode = DELETE');
+    } finally {
+      copy.close();
+    }
     const counts = checkSqliteBackup(tmp);
     fsyncFile(tmp);
     fs.renameSync(tmp, file);
@@ -144,13 +166,17 @@ function restoreSqlite(config: Config, file: string): string {
       // other connection, of any process, has it open. It also folds the WAL
       // into the file, so that nothing of the old database is left beside it.
       const mode = live.pragma('journal_mode = DELETE', { simple: true });
-      if (mode !== 'delete') throw Object.assign(new Error(`journal mode stayed ${String(mode)}`), { code: 'SQLITE_BUSY' });
+      if (mode !== 'delete')
+        throw Object.assign(new Error(`journal mode stayed ${String(mode)}`), { code: 'SQLITE_BUSY' });
       // Held until the swap: an app starting meanwhile waits instead of reading.
       live.exec('begin exclusive');
     } catch (error) {
       live.close();
       if ((error as { code?: string }).code === 'SQLITE_BUSY') {
-        throw new Error(`the database ${target} is in use: stop every \`leadbook ` + `serve\` using DATA_DIR=${config.dataDir}, then restore`);
+        throw new Error(
+          `the database ${target} is in use: stop every \`leadbook ` +
+            `serve\` using DATA_DIR=${config.dataDir}, then restore`,
+        );
       }
       throw error;
     }
@@ -166,13 +192,18 @@ function restoreSqlite(config: Config, file: string): string {
     }
     fs.renameSync(tmp, target);
     fsyncDir(config.dataDir);
-    for (const leftover of [`${target}-wal`, `${target}-shm`, `${target}-journal`]) fs.rmSync(leftover, { force: true });
+    for (const leftover of [`${target}-wal`, `${target}-shm`, `${target}-journal`])
+      fs.rmSync(leftover, { force: true });
   } catch (error) {
     fs.rmSync(tmp, { force: true });
     throw error;
   } finally {
     if (live) {
-      try { live.exec('rollback'); } catch { /* nothing to roll back */ }
+      try {
+        live.exec('rollback');
+      } catch {
+        /* nothing to roll back */
+      }
       live.close();
     }
   }
@@ -214,7 +245,10 @@ function run(tool: string, args: string[], env: NodeJS.ProcessEnv): Promise<stri
 async function checkPgBackup(file: string, env: NodeJS.ProcessEnv): Promise<void> {
   const contents = await run('pg_restore', ['--list', file], env);
   const missing = LEADBOOK_TABLES.filter((t) => !new RegExp(`\\bTABLE \\S+ ${t}\\b`).test(contents));
-  if (missing.length) throw new Error(`${file} is not a Leadbook backup: it has no ${missing.join(', ')} table${missing.length > 1 ? 's' : ''}`);
+  if (missing.length)
+    throw new Error(
+      `${file} is not a Leadbook backup: it has no ${missing.join(', ')} table${missing.length > 1 ? 's' : ''}`,
+    );
 }
 
 async function pgCounts(config: Config): Promise<Record<string, number>> {
@@ -222,7 +256,10 @@ async function pgCounts(config: Config): Promise<Record<string, number>> {
   try {
     const counts: Record<string, number> = {};
     for (const t of COUNTED) {
-      const row = await asRecordTables(database.db).selectFrom(t).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      const row = await asRecordTables(database.db)
+        .selectFrom(t)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
       counts[t] = Number(row.n);
     }
     return counts;
@@ -251,7 +288,20 @@ async function restorePostgres(config: Config, file: string): Promise<string> {
   const { url, env } = pgConnection(config.databaseUrl!);
   await checkPgBackup(file, env);
   // --single-transaction: a restore that fails part-way changes nothing.
-  await run('pg_restore', ['--clean', '--if-exists', '--no-owner', '--no-privileges', '--single-transaction', '--exit-on-error', `--dbname=${url}`, file], env);
+  await run(
+    'pg_restore',
+    [
+      '--clean',
+      '--if-exists',
+      '--no-owner',
+      '--no-privileges',
+      '--single-transaction',
+      '--exit-on-error',
+      `--dbname=${url}`,
+      file,
+    ],
+    env,
+  );
   return `Restored ${file} into ${url}: ${summary(await pgCounts(config))}.`;
 }
 
@@ -268,9 +318,19 @@ export async function backupDatabase(config: Config, file: string): Promise<stri
 export async function restoreDatabase(config: Config, file: string): Promise<string> {
   readableFile(file);
   const kind = kindOf(file);
-  if (kind === 'other') throw new Error(`${file} is not a Leadbook backup (neither an SQLite database nor a pg_dump archive); nothing was changed`);
-  if (config.databaseUrl && kind === 'sqlite') throw new Error(`${file} is a backup of an SQLite database, but DATABASE_URL points ` + `at PostgreSQL; unset DATABASE_URL to restore it into ${config.dataDir}`);
-  if (!config.databaseUrl && kind === 'postgres') throw new Error(`${file} is a pg_dump archive of a PostgreSQL database; set DATABASE_URL to the database to restore it into`);
+  if (kind === 'other')
+    throw new Error(
+      `${file} is not a Leadbook backup (neither an SQLite database nor a pg_dump archive); nothing was changed`,
+    );
+  if (config.databaseUrl && kind === 'sqlite')
+    throw new Error(
+      `${file} is a backup of an SQLite database, but DATABASE_URL points ` +
+        `at PostgreSQL; unset DATABASE_URL to restore it into ${config.dataDir}`,
+    );
+  if (!config.databaseUrl && kind === 'postgres')
+    throw new Error(
+      `${file} is a pg_dump archive of a PostgreSQL database; set DATABASE_URL to the database to restore it into`,
+    );
   return config.databaseUrl ? restorePostgres(config, file) : restoreSqlite(config, file);
 }
 

@@ -13,7 +13,9 @@ export async function withDatabase(work: (database: Database) => Promise<void>, 
     await work(database);
   } catch (error) {
     if (error instanceof AppError) {
-      const fields = Object.entries(error.errors ?? {}).map(([field, messages]) => `\n  ${field}: ${messages.join('; ')}`);
+      const fields = Object.entries(error.errors ?? {}).map(
+        ([field, messages]) => `\n  ${field}: ${messages.join('; ')}`,
+      );
       throw new Error(`${refused ?? error.detail}${fields.join('')}`);
     }
     throw error;

@@ -29,26 +29,205 @@ function streamSeed(seed: number, stream: string): number {
 }
 
 const FIRST_NAMES = [
-  'José', 'Zoë', 'Łukasz', 'Søren', 'Björn', 'Chloé', 'Renée', 'François', 'Mónica', 'Ágnes', 'Zoltán', 'Siobhán',
-  'Seán', 'Anaïs', 'Noël', 'Håkon', 'Åsa', 'Jürgen', 'Dagmar', 'Yūki', 'Priya', 'Arjun', 'Ngozi', 'Chidi', 'Amara',
-  'Mei', 'Wei', 'Minh', 'Thảo', 'Ólafur', 'Þóra', 'Çağla', 'Emma', 'Olivia', 'Ava', 'Sophia', 'Isabella', 'Mia',
-  'Amelia', 'Harper', 'Liam', 'Noah', 'Oliver', 'Elijah', 'James', 'William', 'Benjamin', 'Lucas', 'Henry', 'Theo',
-  'Grace', 'Hannah', 'Laura', 'Sarah', 'Anna', 'Maria', 'Elena', 'Sofía', 'Lucía', 'Martina', 'Giulia', 'Chiara',
-  'Matteo', 'Lorenzo', 'Pierre', 'Camille', 'Léa', 'Hugo', 'Louis', 'Inès', 'Fatima', 'Omar', 'Youssef', 'Layla',
-  'Aisha', 'Kwame', 'Kofi', 'Ana', 'João', 'Tomás', 'Katarzyna', 'Piotr', 'Agnieszka', 'Dmitri', 'Olga', 'Ivan',
-  'Nikolai', 'Tatiana', 'Hiroshi', 'Sakura', 'Ji-woo', 'Min-jun', 'Raúl', 'Joaquín', 'Xavier', 'Zeynep', 'Emre',
+  'José',
+  'Zoë',
+  'Łukasz',
+  'Søren',
+  'Björn',
+  'Chloé',
+  'Renée',
+  'François',
+  'Mónica',
+  'Ágnes',
+  'Zoltán',
+  'Siobhán',
+  'Seán',
+  'Anaïs',
+  'Noël',
+  'Håkon',
+  'Åsa',
+  'Jürgen',
+  'Dagmar',
+  'Yūki',
+  'Priya',
+  'Arjun',
+  'Ngozi',
+  'Chidi',
+  'Amara',
+  'Mei',
+  'Wei',
+  'Minh',
+  'Thảo',
+  'Ólafur',
+  'Þóra',
+  'Çağla',
+  'Emma',
+  'Olivia',
+  'Ava',
+  'Sophia',
+  'Isabella',
+  'Mia',
+  'Amelia',
+  'Harper',
+  'Liam',
+  'Noah',
+  'Oliver',
+  'Elijah',
+  'James',
+  'William',
+  'Benjamin',
+  'Lucas',
+  'Henry',
+  'Theo',
+  'Grace',
+  'Hannah',
+  'Laura',
+  'Sarah',
+  'Anna',
+  'Maria',
+  'Elena',
+  'Sofía',
+  'Lucía',
+  'Martina',
+  'Giulia',
+  'Chiara',
+  'Matteo',
+  'Lorenzo',
+  'Pierre',
+  'Camille',
+  'Léa',
+  'Hugo',
+  'Louis',
+  'Inès',
+  'Fatima',
+  'Omar',
+  'Youssef',
+  'Layla',
+  'Aisha',
+  'Kwame',
+  'Kofi',
+  'Ana',
+  'João',
+  'Tomás',
+  'Katarzyna',
+  'Piotr',
+  'Agnieszka',
+  'Dmitri',
+  'Olga',
+  'Ivan',
+  'Nikolai',
+  'Tatiana',
+  'Hiroshi',
+  'Sakura',
+  'Ji-woo',
+  'Min-jun',
+  'Raúl',
+  'Joaquín',
+  'Xavier',
+  'Zeynep',
+  'Emre',
 ];
 
 const LAST_NAMES = [
-  'García', 'Müller', 'Kowalczyk', 'Wiśniewski', 'Dvořák', 'Nguyễn', 'Ødegaard', 'Çelik', 'Şahin', 'Gonçalves',
-  'Ólafsson', 'Þórsson', 'Ærøe', 'Lefèvre', 'Béranger', 'Núñez', 'Sørensen', 'Åberg', 'Jäger', 'Schröder',
-  'Smith', 'Johnson', 'Williams', 'Brown', 'Jones', 'Miller', 'Davis', 'Wilson', 'Taylor', 'Anderson', 'Thomas',
-  'Moore', 'Martin', 'Jackson', 'White', 'Harris', 'Clark', 'Lewis', 'Walker', 'Hall', 'Young', 'King', 'Wright',
-  'Scott', 'Green', 'Baker', 'Adams', 'Nelson', 'Hill', 'Campbell', 'Mitchell', 'Roberts', 'Carter', 'Phillips',
-  'Evans', 'Turner', 'Rossi', 'Russo', 'Ferrari', 'Esposito', 'Bianchi', 'Romano', 'Dubois', 'Moreau', 'Laurent',
-  'Fernández', 'López', 'Martínez', 'Sánchez', 'Pérez', 'Gómez', 'Silva', 'Santos', 'Oliveira', 'Pereira',
-  'Nowak', 'Ivanov', 'Petrov', 'Tanaka', 'Suzuki', 'Watanabe', 'Kim', 'Lee', 'Park', 'Chen', 'Wang', 'Li', 'Zhang',
-  'Okafor', 'Mensah', 'Haddad', 'Khan', 'Patel', 'Singh', 'Kaur', "O'Brien", 'MacDonald', 'Murphy', 'Kelly',
+  'García',
+  'Müller',
+  'Kowalczyk',
+  'Wiśniewski',
+  'Dvořák',
+  'Nguyễn',
+  'Ødegaard',
+  'Çelik',
+  'Şahin',
+  'Gonçalves',
+  'Ólafsson',
+  'Þórsson',
+  'Ærøe',
+  'Lefèvre',
+  'Béranger',
+  'Núñez',
+  'Sørensen',
+  'Åberg',
+  'Jäger',
+  'Schröder',
+  'Smith',
+  'Johnson',
+  'Williams',
+  'Brown',
+  'Jones',
+  'Miller',
+  'Davis',
+  'Wilson',
+  'Taylor',
+  'Anderson',
+  'Thomas',
+  'Moore',
+  'Martin',
+  'Jackson',
+  'White',
+  'Harris',
+  'Clark',
+  'Lewis',
+  'Walker',
+  'Hall',
+  'Young',
+  'King',
+  'Wright',
+  'Scott',
+  'Green',
+  'Baker',
+  'Adams',
+  'Nelson',
+  'Hill',
+  'Campbell',
+  'Mitchell',
+  'Roberts',
+  'Carter',
+  'Phillips',
+  'Evans',
+  'Turner',
+  'Rossi',
+  'Russo',
+  'Ferrari',
+  'Esposito',
+  'Bianchi',
+  'Romano',
+  'Dubois',
+  'Moreau',
+  'Laurent',
+  'Fernández',
+  'López',
+  'Martínez',
+  'Sánchez',
+  'Pérez',
+  'Gómez',
+  'Silva',
+  'Santos',
+  'Oliveira',
+  'Pereira',
+  'Nowak',
+  'Ivanov',
+  'Petrov',
+  'Tanaka',
+  'Suzuki',
+  'Watanabe',
+  'Kim',
+  'Lee',
+  'Park',
+  'Chen',
+  'Wang',
+  'Li',
+  'Zhang',
+  'Okafor',
+  'Mensah',
+  'Haddad',
+  'Khan',
+  'Patel',
+  'Singh',
+  'Kaur',
+  "O'Brien",
+  'MacDonald',
+  'Murphy',
+  'Kelly',
 ];
 
 /** Country, its telephone code, and a few of its real cities (the rest of the 500 are made up). */
@@ -108,12 +287,53 @@ const COUNTRY_TABLE: [country: string, dial: string, cities: string[]][] = [
 export const COUNTRIES: readonly string[] = COUNTRY_TABLE.map(([c]) => c);
 
 const CITY_PREFIXES = [
-  'Ash', 'Birch', 'Bram', 'Clay', 'Dun', 'East', 'Elm', 'Fair', 'Glen', 'Hart', 'Holly', 'Kings', 'Lang', 'Marsh',
-  'Mill', 'North', 'Oak', 'Red', 'Rose', 'South', 'Stan', 'Stone', 'West', 'Whit', 'Wood',
+  'Ash',
+  'Birch',
+  'Bram',
+  'Clay',
+  'Dun',
+  'East',
+  'Elm',
+  'Fair',
+  'Glen',
+  'Hart',
+  'Holly',
+  'Kings',
+  'Lang',
+  'Marsh',
+  'Mill',
+  'North',
+  'Oak',
+  'Red',
+  'Rose',
+  'South',
+  'Stan',
+  'Stone',
+  'West',
+  'Whit',
+  'Wood',
 ];
 const CITY_SUFFIXES = [
-  'ford', 'field', 'ton', 'bury', 'wick', 'ham', 'ley', 'dale', 'mouth', 'stead', 'port', 'bridge', 'well', 'worth',
-  'brook', 'haven', 'moor', 'gate', 'ridge', 'caster',
+  'ford',
+  'field',
+  'ton',
+  'bury',
+  'wick',
+  'ham',
+  'ley',
+  'dale',
+  'mouth',
+  'stead',
+  'port',
+  'bridge',
+  'well',
+  'worth',
+  'brook',
+  'haven',
+  'moor',
+  'gate',
+  'ridge',
+  'caster',
 ];
 
 /**
@@ -137,20 +357,79 @@ export const CITIES: readonly { city: string; country: string; dial: string }[] 
 })();
 
 const STREETS = [
-  'High Street', 'Station Road', 'Church Lane', 'Mill Road', 'Park Avenue', 'Harbour Street', 'Market Square',
-  'Rue de la Paix', 'Rue du Faubourg', 'Calle Mayor', 'Avenida da Liberdade', 'Hauptstraße', 'Königsallee',
-  'ul. Długa', 'ul. Piękna', 'Via Roma', 'Via Garibaldi', 'Rua Augusta', 'Strøget', 'Drottninggatan', 'Váci utca',
-  'Bahnhofstraße', 'Elm Street', 'Maple Drive', 'Oak Lane', 'Queen Street', 'King Street', 'Victoria Road',
-  'Långgatan', 'Nørregade',
+  'High Street',
+  'Station Road',
+  'Church Lane',
+  'Mill Road',
+  'Park Avenue',
+  'Harbour Street',
+  'Market Square',
+  'Rue de la Paix',
+  'Rue du Faubourg',
+  'Calle Mayor',
+  'Avenida da Liberdade',
+  'Hauptstraße',
+  'Königsallee',
+  'ul. Długa',
+  'ul. Piękna',
+  'Via Roma',
+  'Via Garibaldi',
+  'Rua Augusta',
+  'Strøget',
+  'Drottninggatan',
+  'Váci utca',
+  'Bahnhofstraße',
+  'Elm Street',
+  'Maple Drive',
+  'Oak Lane',
+  'Queen Street',
+  'King Street',
+  'Victoria Road',
+  'Långgatan',
+  'Nørregade',
 ];
 
 const OCCUPATIONS = [
-  'Purchasing manager', 'Facilities director', 'Office manager', 'Architect', 'Site engineer', 'Procurement lead',
-  'Operations manager', 'Chief financial officer', 'Owner', 'Electrician', 'Project manager', 'Accountant', 'Teacher',
-  'Nurse', 'Farmer', 'Logistics coordinator', 'Energy consultant', 'Property developer', 'Shop owner', 'IT manager',
-  'Head of sustainability', 'Plant manager', 'Hotel manager', 'Restaurateur', 'Dentist', 'Pharmacist', 'Lawyer',
-  'Civil servant', 'School bursar', 'Estate agent', 'Builder', 'Plumber', 'Café owner', 'Researcher', 'Designer',
-  'Marketing director', 'Sales lead', 'Fleet manager', 'Retired', 'Student',
+  'Purchasing manager',
+  'Facilities director',
+  'Office manager',
+  'Architect',
+  'Site engineer',
+  'Procurement lead',
+  'Operations manager',
+  'Chief financial officer',
+  'Owner',
+  'Electrician',
+  'Project manager',
+  'Accountant',
+  'Teacher',
+  'Nurse',
+  'Farmer',
+  'Logistics coordinator',
+  'Energy consultant',
+  'Property developer',
+  'Shop owner',
+  'IT manager',
+  'Head of sustainability',
+  'Plant manager',
+  'Hotel manager',
+  'Restaurateur',
+  'Dentist',
+  'Pharmacist',
+  'Lawyer',
+  'Civil servant',
+  'School bursar',
+  'Estate agent',
+  'Builder',
+  'Plumber',
+  'Café owner',
+  'Researcher',
+  'Designer',
+  'Marketing director',
+  'Sales lead',
+  'Fleet manager',
+  'Retired',
+  'Student',
 ];
 
 const DOMAINS = ['example.com', 'example.org', 'example.net', 'mail.example', 'corp.example', 'test.example'];
@@ -169,7 +448,16 @@ const WORDS = (
 ).split(' ');
 
 /** Text that naive search code gets wrong (LIKE wildcards, escapes, emoji). */
-const TRICKY = ['100% sure', '50%_off', 'under_score', 'C:\\temp\\quotes', 'back\\slash', '☀️ sunny roof', '🏭 → 🚚', 'Zoë’s café'];
+const TRICKY = [
+  '100% sure',
+  '50%_off',
+  'under_score',
+  'C:\\temp\\quotes',
+  'back\\slash',
+  '☀️ sunny roof',
+  '🏭 → 🚚',
+  'Zoë’s café',
+];
 
 export const PLANTED = { one: 'solar', two: 'warehouse' } as const;
 /** Rates of the planted words, per row. */
@@ -188,8 +476,15 @@ function emailLocalPart(first: string, last: string): string {
   const key = `${first}.${last}`;
   let local = localParts.get(key);
   if (local === undefined) {
-    local = key.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase()
-      .replace(/ł/g, 'l').replace(/æ/g, 'ae').replace(/ø/g, 'o').replace(/þ/g, 'th').replace(/[^a-z.-]/g, '');
+    local = key
+      .normalize('NFD')
+      .replace(/\p{M}/gu, '')
+      .toLowerCase()
+      .replace(/ł/g, 'l')
+      .replace(/æ/g, 'ae')
+      .replace(/ø/g, 'o')
+      .replace(/þ/g, 'th')
+      .replace(/[^a-z.-]/g, '');
     localParts.set(key, local);
   }
   return local;
@@ -203,7 +498,11 @@ export class ContactFaker {
   private planted = 0;
   private serial = 0;
 
-  constructor(seed: number, protected readonly agentIds: readonly number[], stream = 'contacts') {
+  constructor(
+    seed: number,
+    protected readonly agentIds: readonly number[],
+    stream = 'contacts',
+  ) {
     if (agentIds.length === 0) throw new Error('the fake data needs at least one team user id');
     this.rand = prng(streamSeed(seed, stream));
   }
@@ -231,9 +530,14 @@ export class ContactFaker {
     const count = this.int(6, 15);
     for (let i = 0; i < count; i++) words.push(this.pick(WORDS));
     const r = this.rand();
-    const planted = r < RATES.both ? [PLANTED.one, PLANTED.two]
-      : r < RATES.both + RATES.oneOnly ? [PLANTED.one]
-        : r < RATES.both + RATES.oneOnly + RATES.twoOnly ? [PLANTED.two] : [];
+    const planted =
+      r < RATES.both
+        ? [PLANTED.one, PLANTED.two]
+        : r < RATES.both + RATES.oneOnly
+          ? [PLANTED.one]
+          : r < RATES.both + RATES.oneOnly + RATES.twoOnly
+            ? [PLANTED.two]
+            : [];
     for (const word of planted) words.splice(this.int(0, words.length), 0, this.plant(word));
     if (this.rand() < RATES.tricky) words.splice(this.int(0, words.length), 0, this.pick(TRICKY));
     const text = words.join(' ');
@@ -243,12 +547,18 @@ export class ContactFaker {
   private budget(): string {
     const n = this.int(1, 250);
     switch (this.int(0, 5)) {
-      case 0: return `€${n},000`;
-      case 1: return `$${n}k`;
-      case 2: return `${n} 000 EUR`;
-      case 3: return `£${n},500`;
-      case 4: return `Under $${n * 1000}`;
-      default: return 'To be discussed';
+      case 0:
+        return `€${n},000`;
+      case 1:
+        return `$${n}k`;
+      case 2:
+        return `${n} 000 EUR`;
+      case 3:
+        return `£${n},500`;
+      case 4:
+        return `Under $${n * 1000}`;
+      default:
+        return 'To be discussed';
     }
   }
 
@@ -327,10 +637,26 @@ export class InquiryFaker extends ContactFaker {
 
 /** The team the fake records are created by and assigned to: 20 agents, the same for every seed. */
 export const AGENTS: readonly { name: string; frist_name: string; last_name: string; email: string }[] = [
-  ['Ana', 'Ribeiro'], ['Bartosz', 'Wójcik'], ['Chiara', 'Conti'], ['Dévi', 'Raman'], ['Eero', 'Mäkinen'],
-  ['Fiona', 'Byrne'], ['Gustavo', 'Peña'], ['Hélène', 'Girard'], ['Ines', 'Köhler'], ['Jonas', 'Lindqvist'],
-  ['Kemal', 'Aydın'], ['Lena', 'Novák'], ['Marcus', 'Reid'], ['Nadia', 'Haddad'], ['Oskar', 'Berg'],
-  ['Paula', 'Ortiz'], ['Quentin', 'Marchand'], ['Rosa', 'Delgado'], ['Sven', 'Ødegård'], ['Tamsin', 'Hughes'],
+  ['Ana', 'Ribeiro'],
+  ['Bartosz', 'Wójcik'],
+  ['Chiara', 'Conti'],
+  ['Dévi', 'Raman'],
+  ['Eero', 'Mäkinen'],
+  ['Fiona', 'Byrne'],
+  ['Gustavo', 'Peña'],
+  ['Hélène', 'Girard'],
+  ['Ines', 'Köhler'],
+  ['Jonas', 'Lindqvist'],
+  ['Kemal', 'Aydın'],
+  ['Lena', 'Novák'],
+  ['Marcus', 'Reid'],
+  ['Nadia', 'Haddad'],
+  ['Oskar', 'Berg'],
+  ['Paula', 'Ortiz'],
+  ['Quentin', 'Marchand'],
+  ['Rosa', 'Delgado'],
+  ['Sven', 'Ødegård'],
+  ['Tamsin', 'Hughes'],
 ].map(([first, last], i) => ({
   name: `${first} ${last}`,
   frist_name: first!,

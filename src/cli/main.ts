@@ -5,7 +5,9 @@ import fs from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 
 /** The version of package.json (two folders up, from src/cli/ and from dist/cli/ alike). */
-const VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 function parseWorkers(text: string): number {
   const n = Number(text);
@@ -16,7 +18,9 @@ function parseWorkers(text: string): number {
 const program = new Command('leadbook')
   .description('Leadbook: contacts, inquiries and team accounts, as a JSON API on SQLite or PostgreSQL.')
   .version(VERSION)
-  .addHelpText('after', `
+  .addHelpText(
+    'after',
+    `
 Settings come from the environment:
   PORT, HOST      where to listen (default 127.0.0.1:3000)
   DATA_DIR        where the SQLite file lives (default ./data)
@@ -26,7 +30,8 @@ Settings come from the environment:
   SMTP_URL        smtp://… to send mail (default: .eml files in DATA_DIR/mail)
   REGISTRATION    open or closed (default: only the first account registers)
   LOG_LEVEL       trace, debug, info (default), warn, error
-See README.md for the rest.`);
+See README.md for the rest.`,
+  );
 
 program
   .command('serve')
@@ -36,7 +41,11 @@ program
   .option('-w, --workers <n>', 'app processes sharing the port (default 1; e.g. the number of cores)', parseWorkers)
   .action(async (opts: { port?: string; host?: string; workers?: number }) => {
     const { loadConfig } = await import('../config.ts');
-    const config = loadConfig({ ...process.env, ...(opts.port ? { PORT: opts.port } : {}), ...(opts.host ? { HOST: opts.host } : {}) });
+    const config = loadConfig({
+      ...process.env,
+      ...(opts.port ? { PORT: opts.port } : {}),
+      ...(opts.host ? { HOST: opts.host } : {}),
+    });
     if (opts.workers && opts.workers > 1) {
       const { serveWorkers } = await import('../cluster.ts');
       await serveWorkers(config, opts.workers);
@@ -51,14 +60,20 @@ program
   .description('apply every pending database migration, then exit')
   .action(async () => {
     const [{ loadConfig }, { openDatabase }, { migrateToLatest }] = await Promise.all([
-      import('../config.ts'), import('../db/connection.ts'), import('../db/migrate.ts'),
+      import('../config.ts'),
+      import('../db/connection.ts'),
+      import('../db/migrate.ts'),
     ]);
     const config = loadConfig();
     const database = openDatabase(config);
     try {
       const result = await migrateToLatest(database.db);
       const applied = result.results ?? [];
-      console.log(applied.length ? applied.map((r) => `${r.status}: ${r.migrationName}`).join('\n') : 'The database is up to date.');
+      console.log(
+        applied.length
+          ? applied.map((r) => `${r.status}: ${r.migrationName}`).join('\n')
+          : 'The database is up to date.',
+      );
     } finally {
       await database.close();
     }
@@ -66,9 +81,17 @@ program
 
 program
   .command('make:migration')
-  .description('write a new migration that takes the database from the ' + 'last snapshot to the resource declarations (for developers)')
+  .description(
+    'write a new migration that takes the database from the ' +
+      'last snapshot to the resource declarations (for developers)',
+  )
   .argument('<name>', 'what it does, in lower-case words joined by hyphens, e.g. add-website')
-  .option('--rename <table.old=new>', 'a column renamed (never guessed from a drop and an add); repeatable', (v: string, p: string[]) => [...p, v], [])
+  .option(
+    '--rename <table.old=new>',
+    'a column renamed (never guessed from a drop and an add); repeatable',
+    (v: string, p: string[]) => [...p, v],
+    [],
+  )
   .option('--allow-drop', 'allow dropping tables or columns, and the data in them')
   .action(async (name: string, opts: { rename: string[]; allowDrop?: boolean }) => {
     const { makeMigrationCommand } = await import('./make-migration.ts');
@@ -77,7 +100,9 @@ program
 
 program
   .command('user:create')
-  .description('create an account; the password is read from a prompt, or from standard input when piped (never an argument)')
+  .description(
+    'create an account; the password is read from a prompt, or from standard input when piped (never an argument)',
+  )
   .requiredOption('--email <email>', 'the sign-in address')
   .option('--name <name>', 'the name shown in the app (default: the part of the email before @)')
   .option('--admin', 'make the account an admin (default: agent)')
@@ -88,7 +113,10 @@ program
 
 program
   .command('backup')
-  .description('write a consistent snapshot of the database to FILE while the app keeps ' + 'serving (SQLite: online backup; PostgreSQL: pg_dump --format=custom)')
+  .description(
+    'write a consistent snapshot of the database to FILE while the app keeps ' +
+      'serving (SQLite: online backup; PostgreSQL: pg_dump --format=custom)',
+  )
   .argument('<file>', 'the backup file to write (replaced whole, never half-written)')
   .action(async (file: string) => {
     const { backupCommand } = await import('./backup.ts');
@@ -97,7 +125,10 @@ program
 
 program
   .command('restore')
-  .description('replace the database with a backup made by `leadbook backup` (SQLite: ' + 'stop the app first; PostgreSQL: pg_restore --clean, in one transaction)')
+  .description(
+    'replace the database with a backup made by `leadbook backup` (SQLite: ' +
+      'stop the app first; PostgreSQL: pg_restore --clean, in one transaction)',
+  )
   .argument('<file>', 'the backup file to read')
   .action(async (file: string) => {
     const { restoreCommand } = await import('./backup.ts');
@@ -106,19 +137,28 @@ program
 
 program
   .command('seed')
-  .description('add deterministic fake contacts and inquiries (and 20 team agents) for trying the app or benchmarking it')
+  .description(
+    'add deterministic fake contacts and inquiries (and 20 team agents) for trying the app or benchmarking it',
+  )
   .option('--contacts <n>', 'how many contacts to add', '0')
   .option('--inquiries <n>', 'how many inquiries to add', '0')
   .option('--seed <s>', 'the same seed gives the same rows', '1')
   .action(async (opts: Record<'contacts' | 'inquiries' | 'seed', string>) => {
     // Checked here rather than by commander, so that seed.ts loads only when seeding.
     const { seedCommand, seedOptionParsers: parse } = await import('./seed.ts');
-    await seedCommand({ contacts: parse.contacts(opts.contacts), inquiries: parse.inquiries(opts.inquiries), seed: parse.seed(opts.seed) });
+    await seedCommand({
+      contacts: parse.contacts(opts.contacts),
+      inquiries: parse.inquiries(opts.inquiries),
+      seed: parse.seed(opts.seed),
+    });
   });
 
 program
   .command('import')
-  .description('import a CSV file (a header row of field names, then one record per row) into ' + 'contacts, inquiries or users; invalid rows are listed and skipped, valid ones kept')
+  .description(
+    'import a CSV file (a header row of field names, then one record per row) into ' +
+      'contacts, inquiries or users; invalid rows are listed and skipped, valid ones kept',
+  )
   .argument('<resource>', 'contacts, inquiries or users')
   .argument('<file>', 'the CSV file')
   .option('--as <email>', 'the admin the records are created by (default: the first admin)')
@@ -133,7 +173,10 @@ program
   .description('export contacts, inquiries or users as CSV, streamed, to a file or standard output')
   .argument('<resource>', 'contacts, inquiries or users')
   .argument('[file]', 'the file to write (default: standard output)')
-  .option('--query <params>', "the list's search, filter and sort, as in the API, e.g. 'search=solar&filter[city]=Paris&sort=name'")
+  .option(
+    '--query <params>',
+    "the list's search, filter and sort, as in the API, e.g. 'search=solar&filter[city]=Paris&sort=name'",
+  )
   .option('--as <email>', 'the admin who exports (default: the first admin)')
   .option('--bom', 'start with a UTF-8 byte order mark, for Excel')
   .action(async (...args: Parameters<typeof import('./records.ts').exportCommand>) => {

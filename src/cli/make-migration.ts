@@ -26,18 +26,26 @@ export function readSnapshot(dir = sourceDir()): Snapshot {
 /** `2026-11-23T0002`: today's date and the next free number of the day. */
 function nextPrefix(dir: string, now: Date): string {
   const day = now.toISOString().slice(0, 10);
-  const taken = fs.readdirSync(dir).filter((f) => f.startsWith(`${day}T`)).map((f) => Number(f.slice(11, 15)));
+  const taken = fs
+    .readdirSync(dir)
+    .filter((f) => f.startsWith(`${day}T`))
+    .map((f) => Number(f.slice(11, 15)));
   return `${day}T${String(Math.max(0, ...taken) + 1).padStart(4, '0')}`;
 }
 
-
-export async function makeMigrationCommand(name: string, opts: { rename: string[]; allowDrop?: boolean }): Promise<void> {
-  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(name)) throw new Error('the name is lower-case words joined by hyphens, e.g. add-website');
-  const renames = Object.fromEntries(opts.rename.map((r) => {
-    const [key, to] = r.split('=');
-    if (!key || !to) throw new Error(`--rename ${r}: write it as table.old=new`);
-    return [key, to];
-  }));
+export async function makeMigrationCommand(
+  name: string,
+  opts: { rename: string[]; allowDrop?: boolean },
+): Promise<void> {
+  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(name))
+    throw new Error('the name is lower-case words joined by hyphens, e.g. add-website');
+  const renames = Object.fromEntries(
+    opts.rename.map((r) => {
+      const [key, to] = r.split('=');
+      if (!key || !to) throw new Error(`--rename ${r}: write it as table.old=new`);
+      return [key, to];
+    }),
+  );
   const dir = sourceDir();
   const next = snapshotOf(resources);
   const steps = diffSnapshots(readSnapshot(dir), next, { renames, allowDrop: opts.allowDrop });
@@ -49,5 +57,8 @@ export async function makeMigrationCommand(name: string, opts: { rename: string[
   const args = [name, ...opts.rename.map((r) => `--rename ${r}`), ...(opts.allowDrop ? ['--allow-drop'] : [])];
   fs.writeFileSync(file, migrationSource(`leadbook make:migration ${args.join(' ')}`, steps));
   fs.writeFileSync(path.join(dir, SNAPSHOT_FILE), `${compactJson(next)}\n`);
-  console.log(`Wrote ${path.relative(process.cwd(), file)} (${steps.length} steps: ` + `${[...new Set(steps.map((s) => s.op))].join(', ')}) and the new snapshot.`);
+  console.log(
+    `Wrote ${path.relative(process.cwd(), file)} (${steps.length} steps: ` +
+      `${[...new Set(steps.map((s) => s.op))].join(', ')}) and the new snapshot.`,
+  );
 }

@@ -10,15 +10,19 @@ export interface Progress {
 /** `label` names the work ("importing"), `unit` what is counted ("rows", "MiB"). */
 export function progress(label: string, total: number, unit: string): Progress {
   if (process.stderr.isTTY) {
-    const bar = new cliProgress.SingleBar({
-      stream: process.stderr,
-      format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {speed} ${unit}/s | ETA {eta_formatted}`,
-      hideCursor: true,
-    }, cliProgress.Presets.shades_classic);
+    const bar = new cliProgress.SingleBar(
+      {
+        stream: process.stderr,
+        format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {speed} ${unit}/s | ETA {eta_formatted}`,
+        hideCursor: true,
+      },
+      cliProgress.Presets.shades_classic,
+    );
     const started = performance.now();
     bar.start(total, 0, { speed: 0 });
     return {
-      tick: (done) => bar.update(Math.min(done, total), { speed: Math.round(done / ((performance.now() - started) / 1000)) }),
+      tick: (done) =>
+        bar.update(Math.min(done, total), { speed: Math.round(done / ((performance.now() - started) / 1000)) }),
       stop: () => bar.stop(),
     };
   }
@@ -27,7 +31,10 @@ export function progress(label: string, total: number, unit: string): Progress {
     tick(done) {
       if (total === 0 || done < (total * nextTenth) / 10) return;
       while (done >= (total * nextTenth) / 10) nextTenth++;
-      process.stderr.write(`${label}: ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')} ` + `${unit} (${Math.min(100, Math.floor((done / total) * 100))}%)\n`);
+      process.stderr.write(
+        `${label}: ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')} ` +
+          `${unit} (${Math.min(100, Math.floor((done / total) * 100))}%)\n`,
+      );
     },
     stop: () => {},
   };

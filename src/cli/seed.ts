@@ -32,7 +32,14 @@ export async function ensureAgents(database: Database): Promise<number[]> {
     // One argon2 hash of a password nobody knows, shared by every agent: nobody can sign in as them.
     const password = await hashPassword(randomBytes(32).toString('base64url'));
     const now = new Date().toISOString();
-    const rows = missing.map((a) => ({ ...a, password, role: 'agent', email_verified_at: now, created_at: now, updated_at: now }));
+    const rows = missing.map((a) => ({
+      ...a,
+      password,
+      role: 'agent',
+      email_verified_at: now,
+      created_at: now,
+      updated_at: now,
+    }));
     await db.transaction().execute((trx) => insertRows(trx, user, rows));
   }
   const ids: number[] = [];
@@ -40,9 +47,15 @@ export async function ensureAgents(database: Database): Promise<number[]> {
   return ids;
 }
 
-async function insertAll(database: Database, resource: Resource, count: number, faker: { next(): FakeRow }, tick: (n: number) => void): Promise<void> {
+async function insertAll(
+  database: Database,
+  resource: Resource,
+  count: number,
+  faker: { next(): FakeRow },
+  tick: (n: number) => void,
+): Promise<void> {
   const { db } = database;
-  for (let done = 0; done < count;) {
+  for (let done = 0; done < count; ) {
     const size = Math.min(BATCH, count - done);
     const rows: FakeRow[] = new Array(size);
     for (let i = 0; i < size; i++) rows[i] = faker.next();
@@ -52,7 +65,11 @@ async function insertAll(database: Database, resource: Resource, count: number, 
   }
 }
 
-export async function seed(database: Database, options: SeedOptions, onProgress: (rowsDone: number) => void = () => {}): Promise<void> {
+export async function seed(
+  database: Database,
+  options: SeedOptions,
+  onProgress: (rowsDone: number) => void = () => {},
+): Promise<void> {
   const agents = await ensureAgents(database);
   let done = 0;
   const tick = (n: number) => {
@@ -70,7 +87,11 @@ function count(name: string) {
   };
 }
 
-export const seedOptionParsers = { contacts: count('--contacts'), inquiries: count('--inquiries'), seed: count('--seed') };
+export const seedOptionParsers = {
+  contacts: count('--contacts'),
+  inquiries: count('--inquiries'),
+  seed: count('--seed'),
+};
 
 export async function seedCommand(opts: SeedOptions): Promise<void> {
   await withDatabase(async (database) => {
@@ -85,6 +106,9 @@ export async function seedCommand(opts: SeedOptions): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     const rate = seconds > 0 ? Math.round(total / seconds) : total;
     const n = (x: number) => x.toLocaleString('en-US');
-    console.log(`Seeded ${n(opts.contacts)} contacts and ${n(opts.inquiries)} inquiries ` + `(seed ${opts.seed}) in ${seconds.toFixed(1)} s: ${n(rate)} rows/s.`);
+    console.log(
+      `Seeded ${n(opts.contacts)} contacts and ${n(opts.inquiries)} inquiries ` +
+        `(seed ${opts.seed}) in ${seconds.toFixed(1)} s: ${n(rate)} rows/s.`,
+    );
   });
 }

@@ -9,7 +9,9 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   // One trailing newline is how `echo` and files end a line; anything else is part of the password.
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 function prompt(question: string): Promise<string> {
@@ -18,7 +20,13 @@ function prompt(question: string): Promise<string> {
   (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => {
     if (s.includes(question)) process.stdout.write(question);
   };
-  return new Promise((resolve) => rl.question(question, (answer) => { rl.close(); process.stdout.write('\n'); resolve(answer); }));
+  return new Promise((resolve) =>
+    rl.question(question, (answer) => {
+      rl.close();
+      process.stdout.write('\n');
+      resolve(answer);
+    }),
+  );
 }
 
 export async function createUserCommand(opts: { email: string; name?: string; admin?: boolean }): Promise<void> {

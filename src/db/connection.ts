@@ -3,7 +3,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, type Driver, Kysely, PostgresDialect, type QueryCompiler, type SelectQueryNode, SqliteDialect, type SqliteDatabase, SqliteQueryCompiler, type SqliteStatement, sql } from 'kysely';
+import {
+  CompiledQuery,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  type QueryCompiler,
+  type SelectQueryNode,
+  SqliteDialect,
+  type SqliteDatabase,
+  SqliteQueryCompiler,
+  type SqliteStatement,
+  sql,
+} from 'kysely';
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 import type { Dialect } from './dialect.ts';
@@ -38,7 +50,9 @@ function openPostgres(url: string): Database {
   return {
     db,
     dialect: 'postgres',
-    ping: async () => { await sql`select 1`.execute(db); },
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
     close: () => db.destroy(),
   };
 }
@@ -74,7 +88,10 @@ function withBooleans(statement: SQLite.Statement): SqliteStatement {
 function withStatementCache(file: SQLite.Database): SqliteDatabase {
   const statements = new Map<string, SqliteStatement>();
   return {
-    close: () => { statements.clear(); file.close(); },
+    close: () => {
+      statements.clear();
+      file.close();
+    },
     prepare(text: string) {
       let statement = statements.get(text);
       if (statement) {
@@ -140,7 +157,9 @@ function openSqlite(dataDir: string): Database {
   return {
     db,
     dialect: 'sqlite',
-    ping: async () => { await sql`select 1`.execute(db); },
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
     close: () => db.destroy(),
   };
 }

@@ -33,7 +33,8 @@ export function containsText<T>(db: Kysely<T>, column: string, term: string, low
 /** Words long enough for a trigram index (three characters). */
 export const indexable = (word: string) => [...word].length >= 3;
 
-const ftsQuery = (words: readonly string[]) => words.map((w) => `"${w.toLowerCase().replaceAll('"', '""')}"`).join(' AND ');
+const ftsQuery = (words: readonly string[]) =>
+  words.map((w) => `"${w.toLowerCase().replaceAll('"', '""')}"`).join(' AND ');
 
 /**
  * Rows where each of `words` occurs in one of the searchable text `columns`,
@@ -44,13 +45,33 @@ const ftsQuery = (words: readonly string[]) => words.map((w) => `"${w.toLowerCas
  * shorter than three characters has no trigram, so it is matched field by
  * field instead.
  */
-export function matchesWords<T>(db: Kysely<T>, table: string, primaryKey: string, columns: readonly string[], words: readonly string[]): Expression<SqlBool> {
-  if (dialectOf(db) === 'postgres') return sql<SqlBool>`(${sql.join(words.map((w) => containsText(db, 'search_text', w, true)), sql` and `)})`;
-  const parts = words.filter((w) => !indexable(w)).map((w) => sql`(${sql.join(columns.map((c) => containsText(db, c, w)), sql` or `)})`);
+export function matchesWords<T>(
+  db: Kysely<T>,
+  table: string,
+  primaryKey: string,
+  columns: readonly string[],
+  words: readonly string[],
+): Expression<SqlBool> {
+  if (dialectOf(db) === 'postgres')
+    return sql<SqlBool>`(${sql.join(
+      words.map((w) => containsText(db, 'search_text', w, true)),
+      sql` and `,
+    )})`;
+  const parts = words
+    .filter((w) => !indexable(w))
+    .map(
+      (w) =>
+        sql`(${sql.join(
+          columns.map((c) => containsText(db, c, w)),
+          sql` or `,
+        )})`,
+    );
   const long = words.filter(indexable);
   if (long.length) {
     const fts = sql.table(`${table}_search`);
-    parts.unshift(sql`${sql.ref(`${table}.${primaryKey}`)} in (select rowid from ${fts} where ${fts} match ${ftsQuery(long)})`);
+    parts.unshift(
+      sql`${sql.ref(`${table}.${primaryKey}`)} in (select rowid from ${fts} where ${fts} match ${ftsQuery(long)})`,
+    );
   }
   return sql<SqlBool>`(${sql.join(parts, sql` and `)})`;
 }
@@ -59,10 +80,16 @@ export function matchesWords<T>(db: Kysely<T>, table: string, primaryKey: string
  * How many rows hold every one of `words`, counted in the search index alone,
  * where that is possible (SQLite, every word indexable); else null.
  */
-export async function countWordMatches<T>(db: Kysely<T>, table: string, words: readonly string[]): Promise<number | null> {
+export async function countWordMatches<T>(
+  db: Kysely<T>,
+  table: string,
+  words: readonly string[],
+): Promise<number | null> {
   if (dialectOf(db) !== 'sqlite' || !words.every(indexable)) return null;
   const fts = sql.table(`${table}_search`);
-  const { rows } = await sql<{ n: number | bigint }>`select count(*) as n from ${fts} where ${fts} match ${ftsQuery(words)}`.execute(db);
+  const { rows } = await sql<{
+    n: number | bigint;
+  }>`select count(*) as n from ${fts} where ${fts} match ${ftsQuery(words)}`.execute(db);
   return Number(rows[0]!.n);
 }
 

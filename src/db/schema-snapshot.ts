@@ -39,7 +39,9 @@ export function snapshotOf(resources: readonly Resource[]): Snapshot {
     tables[r.table] = {
       columns: Object.fromEntries(r.fields.map((f) => [f.name, columnOf(f, byName)])),
       sortIndexes,
-      referenceIndexes: r.fields.filter((f) => f.references && f.onDelete && !sortIndexes.includes(f.name)).map((f) => f.name),
+      referenceIndexes: r.fields
+        .filter((f) => f.references && f.onDelete && !sortIndexes.includes(f.name))
+        .map((f) => f.name),
       uniqueLower: r.fields.filter((f) => f.unique).map((f) => f.name),
       search: r.searchText.map((f) => f.name),
       counted: true,
@@ -56,7 +58,11 @@ export interface DiffOptions {
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-const INDEXES = [['sortIndexes', 'sort'], ['referenceIndexes', 'reference'], ['uniqueLower', 'uniqueLower']] as const;
+const INDEXES = [
+  ['sortIndexes', 'sort'],
+  ['referenceIndexes', 'reference'],
+  ['uniqueLower', 'uniqueLower'],
+] as const;
 
 /**
  * The steps from one snapshot to the next; throws on what needs a person's decision (a drop, a new required column
@@ -67,8 +73,10 @@ export function diffSnapshots(from: Snapshot, to: Snapshot, options: DiffOptions
   const drops: string[] = [];
   const renames = Object.entries(options.renames ?? {}).map(([key, next]) => {
     const [table, column] = key.split('.');
-    if (!table || !column || !from.tables[table]?.columns[column]) throw new Error(`--rename ${key}=${next}: the last snapshot has no column ${key}`);
-    if (!to.tables[table]?.columns[next]) throw new Error(`--rename ${key}=${next}: the declarations have no field ${table}.${next}`);
+    if (!table || !column || !from.tables[table]?.columns[column])
+      throw new Error(`--rename ${key}=${next}: the last snapshot has no column ${key}`);
+    if (!to.tables[table]?.columns[next])
+      throw new Error(`--rename ${key}=${next}: the declarations have no field ${table}.${next}`);
     return { table, from: column, to: next };
   });
 
@@ -103,13 +111,18 @@ export function diffSnapshots(from: Snapshot, to: Snapshot, options: DiffOptions
       .filter((c) => prev.columns[c] && !same(prev.columns[c], next.columns[c]))
       .map((column) => ({ column, from: prev.columns[column]!, to: next.columns[column]! }));
     for (const c of changes) {
-      if (c.from.primary || c.to.primary) throw new Error(`${table}.${c.column}: a primary key cannot change in a generated migration`);
+      if (c.from.primary || c.to.primary)
+        throw new Error(`${table}.${c.column}: a primary key cannot change in a generated migration`);
     }
     const searched = new Set([...prev.search, ...next.search]);
-    const reindex = !same(prev.search, next.search) || changes.some((c) => searched.has(c.column)) || removed.some((c) => searched.has(c));
+    const reindex =
+      !same(prev.search, next.search) ||
+      changes.some((c) => searched.has(c.column)) ||
+      removed.some((c) => searched.has(c));
 
     for (const [key, index] of INDEXES) {
-      for (const column of prev[key].filter((c) => !next[key].includes(c))) steps.push({ op: 'dropIndex', table, column, index });
+      for (const column of prev[key].filter((c) => !next[key].includes(c)))
+        steps.push({ op: 'dropIndex', table, column, index });
     }
     if (reindex) steps.push({ op: 'search', table, columns: [] });
     for (const column of removed) {
@@ -120,20 +133,27 @@ export function diffSnapshots(from: Snapshot, to: Snapshot, options: DiffOptions
       const spec = next.columns[column]!;
       if (spec.notNull && spec.default === undefined) {
         throw new Error(
-          [`${table}.${column} is required and has no default:`, 'the rows that exist would hold nothing; declare a default'].join(' '),
+          [
+            `${table}.${column} is required and has no default:`,
+            'the rows that exist would hold nothing; declare a default',
+          ].join(' '),
         );
       }
       steps.push({ op: 'addColumn', table, column, spec });
     }
     if (changes.length) steps.push({ op: 'alterColumns', table, changes, spec: next });
     for (const [key, index] of INDEXES) {
-      for (const column of next[key].filter((c) => !prev[key].includes(c))) steps.push({ op: 'createIndex', table, column, index });
+      for (const column of next[key].filter((c) => !prev[key].includes(c)))
+        steps.push({ op: 'createIndex', table, column, index });
     }
     if (reindex) steps.push({ op: 'search', table, columns: next.search });
   }
   if (drops.length && !options.allowDrop) {
     throw new Error(
-      [`this would drop ${drops.join(', ')} and the data in it;`, 'say --allow-drop if that is meant, or --rename table.old=new for a rename'].join(' '),
+      [
+        `this would drop ${drops.join(', ')} and the data in it;`,
+        'say --allow-drop if that is meant, or --rename table.old=new for a rename',
+      ].join(' '),
     );
   }
   return steps;

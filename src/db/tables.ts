@@ -20,7 +20,8 @@ type Instant = ColumnType<string | Date, string, string>;
 /** A row id: the primary key of users, tokens; user_id elsewhere. */
 type Id = ColumnType<bigint | string | number, bigint, bigint>;
 type GeneratedId = ColumnType<bigint | string | number, bigint | undefined, never>;
-type Nullable<C> = C extends ColumnType<infer S, infer I, infer U> ? ColumnType<S | null, I | null | undefined, U | null> : never;
+type Nullable<C> =
+  C extends ColumnType<infer S, infer I, infer U> ? ColumnType<S | null, I | null | undefined, U | null> : never;
 /** A column the database fills when an insert leaves it out. */
 type Defaulted<C> = C extends ColumnType<infer S, infer I, infer U> ? ColumnType<S, I | undefined, U> : never;
 
@@ -37,17 +38,33 @@ interface KindColumns {
 
 // Indexed by every KindName (a field's kind): a kind missing here fails to compile.
 // A kind named by a string, or made for the field (the password's) and named by its `name`.
-type KindOf<D extends FieldDecl> = D['kind'] extends KindName ? D['kind'] : D['kind'] extends { name: infer N extends KindName } ? N : never;
-type Choice<D extends FieldDecl> = D extends { choices: readonly (infer C extends string)[] } ? ColumnType<C, C, C> : KindColumns[KindOf<D>];
+type KindOf<D extends FieldDecl> = D['kind'] extends KindName
+  ? D['kind']
+  : D['kind'] extends { name: infer N extends KindName }
+    ? N
+    : never;
+type Choice<D extends FieldDecl> = D extends { choices: readonly (infer C extends string)[] }
+  ? ColumnType<C, C, C>
+  : KindColumns[KindOf<D>];
 // As buildField decides: nullable when declared so, else when neither required nor the primary key.
-type IsNullable<D extends FieldDecl> = D extends { nullable: boolean } ? D['nullable'] : D extends { required: true } ? false : D extends { primary: true } ? false : true;
-type ColumnOf<D extends FieldDecl> =
-  D extends { primary: true } ? GeneratedId
-    : IsNullable<D> extends false ? (D extends { default: unknown } ? Defaulted<Choice<D>> : Choice<D>)
-      : Nullable<Choice<D>>;
+type IsNullable<D extends FieldDecl> = D extends { nullable: boolean }
+  ? D['nullable']
+  : D extends { required: true }
+    ? false
+    : D extends { primary: true }
+      ? false
+      : true;
+type ColumnOf<D extends FieldDecl> = D extends { primary: true }
+  ? GeneratedId
+  : IsNullable<D> extends false
+    ? D extends { default: unknown }
+      ? Defaulted<Choice<D>>
+      : Choice<D>
+    : Nullable<Choice<D>>;
 
 /** The row type of a declared resource's table. */
-export type RecordTable<R> = R extends Declared<infer F> ? { [K in keyof F as string extends K ? never : K]: ColumnOf<F[K]> } : never;
+export type RecordTable<R> =
+  R extends Declared<infer F> ? { [K in keyof F as string extends K ? never : K]: ColumnOf<F[K]> } : never;
 
 export interface ContactsTable extends RecordTable<typeof contact> {}
 export interface InquiriesTable extends RecordTable<typeof inquiry> {}

@@ -27,7 +27,8 @@ export function recordSchema(resource: Resource): JsonSchema {
     const s = f.kind.schema(f);
     properties[f.name] = describe(f, f.nullable ? withNull(s) : s);
   }
-  for (const [name, computed] of Object.entries(resource.computed)) properties[name] = { ...computed.schema, readOnly: true };
+  for (const [name, computed] of Object.entries(resource.computed))
+    properties[name] = { ...computed.schema, readOnly: true };
   return {
     $id: schemaIds(resource).record,
     type: 'object',
@@ -46,7 +47,10 @@ export function inputSchema(resource: Resource): JsonSchema {
   return {
     $id: schemaIds(resource).input,
     type: 'object',
-    description: `Fields of a ${resource.singular}. Read-only fields (${resource.visible.filter((f) => f.readOnly).map((f) => f.name).join(', ')}) are ignored; unknown fields are refused.`,
+    description: `Fields of a ${resource.singular}. Read-only fields (${resource.visible
+      .filter((f) => f.readOnly)
+      .map((f) => f.name)
+      .join(', ')}) are ignored; unknown fields are refused.`,
     properties,
     required: resource.writable.filter((f) => f.required).map((f) => f.name),
     additionalProperties: false,
@@ -67,7 +71,8 @@ export function listSchema(resource: Resource): JsonSchema {
       data: { type: 'array', items: { $ref: `${ids.record}#` } },
       meta: {
         type: 'object',
-        description: 'page, per_page, total and last_page with page paging; per_page and next_cursor with cursor paging.',
+        description:
+          'page, per_page, total and last_page with page paging; per_page and next_cursor with cursor paging.',
         properties: {
           page: { type: 'integer' },
           per_page: { type: 'integer' },
@@ -87,12 +92,19 @@ export function listQuerySchema(resource: Resource): JsonSchema {
   const filterProperties: Record<string, JsonSchema> = {};
   for (const f of resource.visible) {
     const ops = Object.fromEntries(f.kind.operators.map((op) => [op, { type: 'string' }]));
-    filterProperties[f.name] = { anyOf: [{ type: 'string' }, { type: 'object', properties: ops, additionalProperties: false }] };
+    filterProperties[f.name] = {
+      anyOf: [{ type: 'string' }, { type: 'object', properties: ops, additionalProperties: false }],
+    };
   }
   return {
     type: 'object',
     properties: {
-      search: { type: 'string', description: 'Every whitespace-separated word must occur, case-insensitively, ' + 'in a searchable text field, or equal a searchable integer field.' },
+      search: {
+        type: 'string',
+        description:
+          'Every whitespace-separated word must occur, case-insensitively, ' +
+          'in a searchable text field, or equal a searchable integer field.',
+      },
       filter: {
         type: 'object',
         description: [
@@ -102,7 +114,11 @@ export function listQuerySchema(resource: Resource): JsonSchema {
         properties: filterProperties,
         additionalProperties: false,
       },
-      sort: { type: 'string', description: 'Comma-separated fields, - for descending; ties broken by id in the direction of the last key. Default -id.' },
+      sort: {
+        type: 'string',
+        description:
+          'Comma-separated fields, - for descending; ties broken by id in the direction of the last key. Default -id.',
+      },
       page: { type: 'integer', minimum: 1, default: 1 },
       per_page: { type: 'integer', minimum: 1, maximum: PER_PAGE.max, default: PER_PAGE.default },
       cursor: { type: 'string', description: 'Keyset paging: empty to start, then meta.next_cursor.' },

@@ -11,7 +11,11 @@ function formValue(field: Field, raw: string): unknown {
 }
 
 /** The writable fields present in a form, as JSON-API input. */
-export function formInput(resource: Resource, form: Record<string, unknown>, fields: readonly Field[] = resource.writable): Record<string, unknown> {
+export function formInput(
+  resource: Resource,
+  form: Record<string, unknown>,
+  fields: readonly Field[] = resource.writable,
+): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (const field of fields) {
     if (!Object.hasOwn(form, field.name)) continue;

@@ -53,32 +53,57 @@ function parseFilterValue(field: Field, op: FilterOp, raw: string, bag: FieldErr
     // `null` means "no value" for every kind but text, where it is a word like any other.
     if (text === 'null' && !field.kind.textual && (op === 'eq' || op === 'ne' || op === 'in')) return null;
     const parsed = field.kind.fromQuery(text, field);
-    if (!parsed.ok) { bag.add(key, parsed.message); return undefined; }
+    if (!parsed.ok) {
+      bag.add(key, parsed.message);
+      return undefined;
+    }
     return parsed.value;
   };
   if (op !== 'in') return one(raw);
   const items = raw.split(',');
-  if (items.length > MAX_IN_VALUES) { bag.add(key, `must list at most ${MAX_IN_VALUES} values`); return undefined; }
+  if (items.length > MAX_IN_VALUES) {
+    bag.add(key, `must list at most ${MAX_IN_VALUES} values`);
+    return undefined;
+  }
   return items.map(one);
 }
 
 function parseFilters(resource: Resource, raw: unknown, bag: FieldErrorBag): Filter[] {
   if (raw === undefined) return [];
-  if (!isPlainObject(raw)) { bag.add('filter', 'must be written as filter[field]=value or filter[field][op]=value'); return []; }
+  if (!isPlainObject(raw)) {
+    bag.add('filter', 'must be written as filter[field]=value or filter[field][op]=value');
+    return [];
+  }
   const filters: Filter[] = [];
   for (const [name, spec] of Object.entries(raw)) {
     const field = resource.field(name);
-    if (!field || field.hidden) { bag.add(`filter[${name}]`, 'is not a field of this resource'); continue; }
+    if (!field || field.hidden) {
+      bag.add(`filter[${name}]`, 'is not a field of this resource');
+      continue;
+    }
     // `filter[f]=a&filter[f]=b` arrives as {0: a, 1: b}: a repeated value, not operators.
-    if (isPlainObject(spec) && Object.keys(spec).every((k) => /^\d+$/.test(k))) { bag.add(`filter[${name}]`, 'must be given once, as a single value'); continue; }
+    if (isPlainObject(spec) && Object.keys(spec).every((k) => /^\d+$/.test(k))) {
+      bag.add(`filter[${name}]`, 'must be given once, as a single value');
+      continue;
+    }
     const entries: [string, unknown][] = isPlainObject(spec) ? Object.entries(spec) : [['eq', spec]];
     for (const [op, value] of entries) {
       const key = isPlainObject(spec) ? `filter[${name}][${op}]` : `filter[${name}]`;
-      if (!(FILTER_OPS as readonly string[]).includes(op)) { bag.add(key, `is not an operator; use one of ${FILTER_OPS.join(', ')}`); continue; }
-      if (!field.kind.operators.includes(op as FilterOp)) { bag.add(key, `is not supported for a ${field.kind.seedType} field`); continue; }
-      if (typeof value !== 'string') { bag.add(key, 'must be given once, as a single value'); continue; }
+      if (!(FILTER_OPS as readonly string[]).includes(op)) {
+        bag.add(key, `is not an operator; use one of ${FILTER_OPS.join(', ')}`);
+        continue;
+      }
+      if (!field.kind.operators.includes(op as FilterOp)) {
+        bag.add(key, `is not supported for a ${field.kind.seedType} field`);
+        continue;
+      }
+      if (typeof value !== 'string') {
+        bag.add(key, 'must be given once, as a single value');
+        continue;
+      }
       const parsed = parseFilterValue(field, op as FilterOp, value, bag, key);
-      if (parsed !== undefined && !(Array.isArray(parsed) && parsed.includes(undefined))) filters.push({ field, op: op as FilterOp, value: parsed });
+      if (parsed !== undefined && !(Array.isArray(parsed) && parsed.includes(undefined)))
+        filters.push({ field, op: op as FilterOp, value: parsed });
     }
   }
   return filters;
@@ -92,8 +117,14 @@ function parseSort(resource: Resource, raw: unknown, bag: FieldErrorBag): SortKe
     const desc = part.startsWith('-');
     const name = desc ? part.slice(1) : part;
     const field = resource.field(name);
-    if (!field || field.hidden) { bag.add('sort', `${name || '(empty)'} is not a field of this resource`); continue; }
-    if (keys.some((k) => k.field === field)) { bag.add('sort', `${name} is given twice`); continue; }
+    if (!field || field.hidden) {
+      bag.add('sort', `${name || '(empty)'} is not a field of this resource`);
+      continue;
+    }
+    if (keys.some((k) => k.field === field)) {
+      bag.add('sort', `${name} is given twice`);
+      continue;
+    }
     keys.push({ field, desc });
   }
   // Ties are broken by the primary key, in the direction of the last key.
@@ -106,7 +137,8 @@ function parseSort(resource: Resource, raw: unknown, bag: FieldErrorBag): SortKe
 function parsePositive(raw: unknown, name: string, max: number, fallback: number, bag: FieldErrorBag): number {
   if (raw === undefined || raw === '') return fallback;
   const n = typeof raw === 'string' && /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= max)) bag.add(name, max >= 1e9 ? 'must be a whole number from 1' : `must be a whole number from 1 to ${max}`);
+  if (!(n >= 1 && n <= max))
+    bag.add(name, max >= 1e9 ? 'must be a whole number from 1' : `must be a whole number from 1 to ${max}`);
   return n;
 }
 
@@ -122,22 +154,43 @@ export function encodeCursor(plan: ListPlan, row: Record<string, unknown>): stri
     const v = row[k.field.name];
     return v === null || v === undefined ? null : String(v);
   });
-  return Buffer.from(JSON.stringify({ s: sortSignature(plan.resourceName, plan.sort), v: values })).toString('base64url');
+  return Buffer.from(JSON.stringify({ s: sortSignature(plan.resourceName, plan.sort), v: values })).toString(
+    'base64url',
+  );
 }
 
 function decodeCursor(raw: string, resourceName: string, sort: SortKey[], bag: FieldErrorBag): unknown[] | null {
-  const invalid = () => { bag.add('cursor', 'is not a cursor this list gave out (it is opaque; pass meta.next_cursor back unchanged, with the same sort)'); return null; };
+  const invalid = () => {
+    bag.add(
+      'cursor',
+      'is not a cursor this list gave out (it is opaque; pass meta.next_cursor back unchanged, with the same sort)',
+    );
+    return null;
+  };
   // Node's decoder skips characters outside the alphabet: accept only the exact text we gave out.
   if (!/^[A-Za-z0-9_-]+$/.test(raw)) return invalid();
   const bytes = Buffer.from(raw, 'base64url');
   if (bytes.toString('base64url') !== raw) return invalid();
   let decoded: unknown;
-  try { decoded = JSON.parse(bytes.toString('utf8')); } catch { return invalid(); }
-  if (!isPlainObject(decoded) || decoded.s !== sortSignature(resourceName, sort) || !Array.isArray(decoded.v) || decoded.v.length !== sort.length) return invalid();
+  try {
+    decoded = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return invalid();
+  }
+  if (
+    !isPlainObject(decoded) ||
+    decoded.s !== sortSignature(resourceName, sort) ||
+    !Array.isArray(decoded.v) ||
+    decoded.v.length !== sort.length
+  )
+    return invalid();
   const values: unknown[] = [];
   for (const [i, key] of sort.entries()) {
     const v: unknown = decoded.v[i];
-    if (v === null && !key.field.primary) { values.push(null); continue; }
+    if (v === null && !key.field.primary) {
+      values.push(null);
+      continue;
+    }
     if (typeof v !== 'string') return invalid();
     const parsed = key.field.kind.fromQuery(v, key.field);
     if (!parsed.ok) return invalid();
@@ -162,8 +215,13 @@ export function parseListQuery(resource: Resource, query: Query): ListPlan {
   let paging: Paging;
   if (query.cursor !== undefined) {
     if (query.page !== undefined) bag.add('page', 'cannot be combined with cursor');
-    if (typeof query.cursor !== 'string') { bag.add('cursor', 'must be given once'); }
-    const after = typeof query.cursor === 'string' && query.cursor !== '' ? decodeCursor(query.cursor, resource.name, sort, bag) : null;
+    if (typeof query.cursor !== 'string') {
+      bag.add('cursor', 'must be given once');
+    }
+    const after =
+      typeof query.cursor === 'string' && query.cursor !== ''
+        ? decodeCursor(query.cursor, resource.name, sort, bag)
+        : null;
     paging = { mode: 'cursor', perPage, after };
   } else {
     paging = { mode: 'page', page: parsePositive(query.page, 'page', 1e9, 1, bag), perPage };

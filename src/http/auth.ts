@@ -33,7 +33,9 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** A form of the web app's pages (not the JSON API), as a browser posts it. */
 export const isPageForm = (request: FastifyRequest) =>
-  request.method === 'POST' && !request.url.startsWith('/api/') && /^application\/x-www-form-urlencoded\b/i.test(request.headers['content-type'] ?? '');
+  request.method === 'POST' &&
+  !request.url.startsWith('/api/') &&
+  /^application\/x-www-form-urlencoded\b/i.test(request.headers['content-type'] ?? '');
 
 export const isSecure = (request: FastifyRequest) => request.protocol === 'https';
 const cookieName = (request: FastifyRequest, base: string) => (isSecure(request) ? `__Host-${base}` : base);
@@ -41,13 +43,26 @@ export const sessionCookie = (request: FastifyRequest) => cookieName(request, 'l
 export const rememberCookie = (request: FastifyRequest) => cookieName(request, 'leadbook_remember');
 
 function cookieOptions(request: FastifyRequest, maxAgeSeconds?: number) {
-  return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: isSecure(request), ...(maxAgeSeconds ? { maxAge: maxAgeSeconds } : {}) };
+  return {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: isSecure(request),
+    ...(maxAgeSeconds ? { maxAge: maxAgeSeconds } : {}),
+  };
 }
 
-const unauthenticated = () => new AppError(401, 'unauthenticated', 'Sign in, or send a personal access token as Authorization: Bearer <token>.');
+const unauthenticated = () =>
+  new AppError(401, 'unauthenticated', 'Sign in, or send a personal access token as Authorization: Bearer <token>.');
 
 /** Starts a new session for the user (the old one, if any, ends: the id rotates) and sets its cookie. */
-export async function startSession(a: Accounts, request: FastifyRequest, reply: FastifyReply, user: UserRow, options: { pending?: boolean; remember?: boolean }): Promise<Session> {
+export async function startSession(
+  a: Accounts,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: UserRow,
+  options: { pending?: boolean; remember?: boolean },
+): Promise<Session> {
   const old = request.session ?? request.pendingSession;
   if (old) await deleteSession(a, old.id);
   const { token, session } = await createSession(a, user.id, {
@@ -102,19 +117,22 @@ async function identify(a: Accounts, request: FastifyRequest, reply: FastifyRepl
   Object.assign(request, { user, session, actor: { id: user.id, role: user.role }, via: 'cookie' });
 }
 
-export const authPlugin = fp(async (app: FastifyInstance, a: Accounts) => {
-  await app.register(cookie);
-  app.addHook('onRequest', async (request, reply) => {
-    await identify(a, request, reply);
-    if (request.via === 'cookie' && !SAFE_METHODS.has(request.method) && !sameOrigin(request)) {
-      throw new AppError(403, 'cross_origin', 'A request that changes something must come from this site.');
-    }
-    if (request.actor || request.routeOptions.config.public || request.is404) return;
-    // A page form sent after the session ended is read first, so that what was typed can be kept (web/kept-form.ts):
-    // the 401 comes once the (small, urlencoded) body is parsed. Everything else is refused before its body is read.
-    if (!isPageForm(request)) throw unauthenticated();
-  });
-  app.addHook('preValidation', async (request) => {
-    if (!request.actor && !request.routeOptions.config.public && !request.is404) throw unauthenticated();
-  });
-}, { name: 'leadbook-auth' });
+export const authPlugin = fp(
+  async (app: FastifyInstance, a: Accounts) => {
+    await app.register(cookie);
+    app.addHook('onRequest', async (request, reply) => {
+      await identify(a, request, reply);
+      if (request.via === 'cookie' && !SAFE_METHODS.has(request.method) && !sameOrigin(request)) {
+        throw new AppError(403, 'cross_origin', 'A request that changes something must come from this site.');
+      }
+      if (request.actor || request.routeOptions.config.public || request.is404) return;
+      // A page form sent after the session ended is read first, so that what was typed can be kept (web/kept-form.ts):
+      // the 401 comes once the (small, urlencoded) body is parsed. Everything else is refused before its body is read.
+      if (!isPageForm(request)) throw unauthenticated();
+    });
+    app.addHook('preValidation', async (request) => {
+      if (!request.actor && !request.routeOptions.config.public && !request.is404) throw unauthenticated();
+    });
+  },
+  { name: 'leadbook-auth' },
+);

@@ -20,8 +20,16 @@ export const IMPORT_MULTIPART = {
   throwFileSizeLimit: true,
 };
 
-const tooLarge = () => new AppError(413, 'payload_too_large', `The file is larger than ${IMPORT_MAX_BYTES / MIB} MiB; split it into smaller files.`);
-const noFile = () => new AppError(422, 'validation_failed', 'Send the CSV file in a multipart field named file.', { file: ['is required: choose a CSV file'] });
+const tooLarge = () =>
+  new AppError(
+    413,
+    'payload_too_large',
+    `The file is larger than ${IMPORT_MAX_BYTES / MIB} MiB; split it into smaller files.`,
+  );
+const noFile = () =>
+  new AppError(422, 'validation_failed', 'Send the CSV file in a multipart field named file.', {
+    file: ['is required: choose a CSV file'],
+  });
 
 const MULTIPART_LIMITS = new Set(['FST_REQ_FILE_TOO_LARGE', 'FST_FILES_LIMIT', 'FST_PARTS_LIMIT', 'FST_FIELDS_LIMIT']);
 const MULTIPART_BROKEN = new Set(['FST_PROTO_VIOLATION', 'FST_INVALID_JSON_FIELD_ERROR', 'FST_MP_PREMATURE_CLOSE']);
@@ -44,9 +52,14 @@ export function uploadError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
   const code = (error as { code?: string } | null)?.code ?? '';
   if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge();
-  if (MULTIPART_LIMITS.has(code)) return new AppError(413, 'payload_too_large', 'Send one CSV file, in a field named file, and little else.');
+  if (MULTIPART_LIMITS.has(code))
+    return new AppError(413, 'payload_too_large', 'Send one CSV file, in a field named file, and little else.');
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') {
-    return new AppError(415, 'unsupported_media_type', 'Send the CSV file as multipart/form-data, in a field named file.');
+    return new AppError(
+      415,
+      'unsupported_media_type',
+      'Send the CSV file as multipart/form-data, in a field named file.',
+    );
   }
   if (MULTIPART_BROKEN.has(code) || BUSBOY_BROKEN.test((error as Error | null)?.message ?? '')) {
     return new AppError(400, 'bad_request', 'The upload could not be read to its end; send the file again.');
@@ -85,7 +98,12 @@ export async function uploadedCsv(request: FastifyRequest, beforeRead?: BeforeRe
   }
   if (!looksLikeCsv(part.filename, part.mimetype)) {
     part.file.resume();
-    throw new AppError(415, 'unsupported_media_type', `${part.filename} is not a CSV file: save it from your spreadsheet as "CSV UTF-8 (comma delimited)".`, { file: ['must be a CSV file (.csv)'] });
+    throw new AppError(
+      415,
+      'unsupported_media_type',
+      `${part.filename} is not a CSV file: save it from your spreadsheet as "CSV UTF-8 (comma delimited)".`,
+      { file: ['must be a CSV file (.csv)'] },
+    );
   }
   const file = part.file;
   file.on('limit', () => file.destroy(tooLarge()));
@@ -99,7 +117,12 @@ export async function uploadedCsv(request: FastifyRequest, beforeRead?: BeforeRe
 export type BeforeRead = (part: MultipartFile | undefined) => Promise<void>;
 
 /** Reads the upload of a request and imports it: what both import doors do. */
-export async function importUpload(ctx: Context, resource: Resource, request: FastifyRequest, beforeRead?: BeforeRead): Promise<ImportReport> {
+export async function importUpload(
+  ctx: Context,
+  resource: Resource,
+  request: FastifyRequest,
+  beforeRead?: BeforeRead,
+): Promise<ImportReport> {
   try {
     // Who may import is settled before a byte of the file is read.
     authorize(ctx, resource);

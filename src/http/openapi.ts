@@ -28,13 +28,24 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       info: {
         title: 'Leadbook API',
         version,
-        description: 'Contacts, inquiries and team accounts. Errors are application/problem+json. Big ' + 'integers are exact JSON numbers; a request may also send them as digit strings.',
+        description:
+          'Contacts, inquiries and team accounts. Errors are application/problem+json. Big ' +
+          'integers are exact JSON numbers; a request may also send them as digit strings.',
       },
       servers: [{ url: '/' }],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'A personal access token (POST /api/v1/auth/token or /api/v1/me/tokens).' },
-          session: { type: 'apiKey', in: 'cookie', name: 'leadbook_session', description: 'The browser session (__Host-leadbook_session over HTTPS).' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A personal access token (POST /api/v1/auth/token or /api/v1/me/tokens).',
+          },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'leadbook_session',
+            description: 'The browser session (__Host-leadbook_session over HTTPS).',
+          },
         },
       },
       security: [{ bearer: [] }, { session: [] }],
@@ -45,7 +56,8 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       const { openapiObject } = documents;
       for (const item of Object.values(openapiObject.paths ?? {})) {
         for (const param of item?.get?.parameters ?? []) {
-          if ('name' in param && param.name === 'filter' && param.in === 'query') Object.assign(param, { style: 'deepObject', explode: true });
+          if ('name' in param && param.name === 'filter' && param.in === 'query')
+            Object.assign(param, { style: 'deepObject', explode: true });
         }
       }
       return openapiObject;
@@ -53,6 +65,10 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   // staticCSP: the reference page gets a CSP with hashes of its own scripts instead of 'unsafe-inline'.
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+  });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, () => app.swagger());
 }

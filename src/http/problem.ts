@@ -15,14 +15,35 @@ const FASTIFY_CODES: Record<string, [number, string, string]> = {
 };
 
 // Connection failures of either database: the process stays up and answers 503.
-const UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'SQLITE_BUSY', 'SQLITE_CANTOPEN']);
+const UNAVAILABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  'SQLITE_BUSY',
+  'SQLITE_CANTOPEN',
+]);
 
 function isUnavailable(error: Error & { code?: string }): boolean {
-  return (error.code !== undefined && UNAVAILABLE.has(error.code)) || /Connection terminated|is not queryable|timeout exceeded when trying to connect/i.test(error.message);
+  return (
+    (error.code !== undefined && UNAVAILABLE.has(error.code)) ||
+    /Connection terminated|is not queryable|timeout exceeded when trying to connect/i.test(error.message)
+  );
 }
 
 export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
-  return reply.code(error.status).type('application/problem+json; charset=utf-8').send(JSON.stringify(toProblem(error)));
+  return reply
+    .code(error.status)
+    .type('application/problem+json; charset=utf-8')
+    .send(JSON.stringify(toProblem(error)));
 }
 
 export function toAppError(error: FastifyError): AppError {
@@ -32,13 +53,16 @@ export function toAppError(error: FastifyError): AppError {
   if (error.validation) {
     const errors: Record<string, string[]> = {};
     for (const v of error.validation) {
-      const key = v.instancePath.replace(/^\//, '').replace(/\//g, '.') || String(v.params?.missingProperty ?? error.validationContext ?? 'body');
+      const key =
+        v.instancePath.replace(/^\//, '').replace(/\//g, '.') ||
+        String(v.params?.missingProperty ?? error.validationContext ?? 'body');
       errors[key] ??= [];
       errors[key].push(v.message ?? 'is invalid');
     }
     return new AppError(422, 'validation_failed', 'The request has invalid fields.', errors);
   }
-  if (isUnavailable(error)) return new AppError(503, 'unavailable', 'The database cannot be reached right now; try again shortly.');
+  if (isUnavailable(error))
+    return new AppError(503, 'unavailable', 'The database cannot be reached right now; try again shortly.');
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return new AppError(status, 'bad_request', error.message);
   return new AppError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
@@ -61,11 +85,15 @@ export function sendFrameworkError(error: FastifyError, _request: FastifyRequest
   void sendProblem(reply, toAppError(error));
 }
 
-export function registerProblemHandlers(app: FastifyInstance, htmlNotFound?: (reply: FastifyReply) => FastifyReply): void {
+export function registerProblemHandlers(
+  app: FastifyInstance,
+  htmlNotFound?: (reply: FastifyReply) => FastifyReply,
+): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error);
     // The database being away is expected to pass: one warning line per request, no stack.
-    if (appError.status === 503) request.log.warn({ code: appError.code, cause: error.message }, 'database unavailable');
+    if (appError.status === 503)
+      request.log.warn({ code: appError.code, cause: error.message }, 'database unavailable');
     else if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     if (appError.status === 503) reply.header('Retry-After', '5');
     return sendProblem(reply, appError);
@@ -73,7 +101,8 @@ export function registerProblemHandlers(app: FastifyInstance, htmlNotFound?: (re
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     // A person who followed a bad link gets a page; programs get problem+json.
-    if (htmlNotFound && !path.startsWith('/api/') && request.headers.accept?.includes('text/html')) return htmlNotFound(reply);
+    if (htmlNotFound && !path.startsWith('/api/') && request.headers.accept?.includes('text/html'))
+      return htmlNotFound(reply);
     return sendProblem(reply, new AppError(404, 'not_found', `There is no route ${request.method} ${path}.`));
   });
 }

@@ -18,7 +18,10 @@ function forSerializer(schema: unknown): unknown {
   return out;
 }
 
-export function buildSerializerFactory(externalSchemas: Record<string, unknown> = {}, options: Record<string, unknown> = {}) {
+export function buildSerializerFactory(
+  externalSchemas: Record<string, unknown> = {},
+  options: Record<string, unknown> = {},
+) {
   const schemas = Object.fromEntries(Object.entries(externalSchemas).map(([id, s]) => [id, forSerializer(s)]));
   return ({ schema }: { schema: JsonSchema }) =>
     // fast-json-stringify's types want a narrower schema type than the JSON we build.

@@ -35,13 +35,23 @@ export function signInSteps(app: FastifyInstance, a: Accounts) {
       if (request.user && request.via === 'cookie') await forgetRememberedDevices(a, request.user.id);
       clearAuthCookies(request, reply);
     },
-    async withPassword(request: FastifyRequest, reply: FastifyReply, email: string, password: string, remember: boolean): Promise<SignInResult> {
+    async withPassword(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      email: string,
+      password: string,
+      remember: boolean,
+    ): Promise<SignInResult> {
       const user = await signInWithPassword(a, knock(request, reply), email, password);
       const twoFactorDue = hasTwoFactor(user);
       await startSession(a, request, reply, user, { pending: twoFactorDue, remember });
       return { user, twoFactorDue };
     },
-    async withSecondFactor(request: FastifyRequest, reply: FastifyReply, answer: { code?: string; recoveryCode?: string }): Promise<UserRow> {
+    async withSecondFactor(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      answer: { code?: string; recoveryCode?: string },
+    ): Promise<UserRow> {
       const pending = request.pendingSession;
       if (!pending) throw new AppError(401, 'unauthenticated', 'Sign in with your email and password first.');
       const user = (await findUserById(a.database.db, pending.userId))!;

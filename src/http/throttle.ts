@@ -23,7 +23,11 @@ function storableKey(key: string): string {
 export function throttles(app: FastifyInstance) {
   // The key is worked out by the route (it needs the parsed body), then handed to the limiter.
   const keys = new WeakMap<FastifyRequest, string>();
-  const check = app.createRateLimit({ max: THROTTLE.max, timeWindow: THROTTLE.timeWindowMs, keyGenerator: (request) => keys.get(request)! });
+  const check = app.createRateLimit({
+    max: THROTTLE.max,
+    timeWindow: THROTTLE.timeWindowMs,
+    keyGenerator: (request) => keys.get(request)!,
+  });
   const limiter = (request: FastifyRequest, key: string) => {
     keys.set(request, storableKey(key));
     return (options?: { increment: boolean }) => check(request, options);
@@ -34,7 +38,12 @@ export function throttles(app: FastifyInstance) {
     return new AppError(429, 'throttled', `Too many attempts; try again in ${Math.max(1, ttlSeconds)} seconds.`);
   };
 
-  const failures = async <T>(request: FastifyRequest, reply: FastifyReply, key: string, attempt: () => Promise<T>): Promise<T> => {
+  const failures = async <T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string,
+    attempt: () => Promise<T>,
+  ): Promise<T> => {
     const limit = limiter(request, key);
     const status = await limit({ increment: false });
     // A read does not count this attempt, so `isExceeded` (count > max) would let a sixth try through:

@@ -51,8 +51,16 @@ export function exportFilename(resource: Resource, now = new Date()): string {
 }
 
 const CSV_TYPES = new Set([
-  'text/csv', 'text/plain', 'text/x-csv', 'application/csv', 'application/x-csv', 'text/comma-separated-values',
-  'text/x-comma-separated-values', 'application/vnd.ms-excel', 'application/octet-stream', '',
+  'text/csv',
+  'text/plain',
+  'text/x-csv',
+  'application/csv',
+  'application/x-csv',
+  'text/comma-separated-values',
+  'text/x-comma-separated-values',
+  'application/vnd.ms-excel',
+  'application/octet-stream',
+  '',
 ]);
 
 /**
@@ -112,7 +120,12 @@ export interface ExportOptions {
  * first page read, before the stream is handed back, so those failures are
  * ordinary errors; memory stays bounded by one page however long the list.
  */
-export async function exportCsv(ctx: Context, resource: Resource, query: Record<string, unknown>, options: ExportOptions = {}): Promise<Readable> {
+export async function exportCsv(
+  ctx: Context,
+  resource: Resource,
+  query: Record<string, unknown>,
+  options: ExportOptions = {},
+): Promise<Readable> {
   authorize(ctx, resource);
   const fields = exportFields(resource);
   const listQuery = Object.fromEntries(Object.entries(query).filter(([key]) => !NOT_FOR_EXPORT.has(key)));
@@ -201,7 +214,11 @@ function readHeader(resource: Resource, names: string[]): Column[] {
   const unknown = Object.keys(errors);
   if (unknown.length) {
     const importable = writable.map((f) => f.name).join(', ');
-    throw validationFailed(errors, `The header row has columns ${resource.name} cannot import: ${unknown.join(', ')}. ` + `Columns you can import: ${importable}. Nothing was imported.`);
+    throw validationFailed(
+      errors,
+      `The header row has columns ${resource.name} cannot import: ${unknown.join(', ')}. ` +
+        `Columns you can import: ${importable}. Nothing was imported.`,
+    );
   }
   return columns;
 }
@@ -225,14 +242,31 @@ function rowInput(resource: Resource, columns: Column[], cells: string[]): Recor
 /** Counts bytes (413 past the limit) and refuses NUL bytes: a spreadsheet or UTF-16 file is not UTF-8 CSV. */
 function byteGuard(maxBytes: number): Transform & { seen: () => number } {
   let seen = 0;
-  return Object.assign(new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      seen += chunk.length;
-      if (seen > maxBytes) return done(new AppError(413, 'payload_too_large', `The file is larger than ${maxBytes / 1024 / 1024} MiB; split it into smaller files.`));
-      if (chunk.includes(0)) return done(new AppError(415, 'unsupported_media_type', 'The file is not CSV text: save it as "CSV UTF-8 (comma delimited)".'));
-      done(null, chunk);
-    },
-  }), { seen: () => seen });
+  return Object.assign(
+    new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        seen += chunk.length;
+        if (seen > maxBytes)
+          return done(
+            new AppError(
+              413,
+              'payload_too_large',
+              `The file is larger than ${maxBytes / 1024 / 1024} MiB; split it into smaller files.`,
+            ),
+          );
+        if (chunk.includes(0))
+          return done(
+            new AppError(
+              415,
+              'unsupported_media_type',
+              'The file is not CSV text: save it as "CSV UTF-8 (comma delimited)".',
+            ),
+          );
+        done(null, chunk);
+      },
+    }),
+    { seen: () => seen },
+  );
 }
 
 const PARSE_REASONS: Record<string, string> = {
@@ -258,7 +292,8 @@ function malformedCsv(error: Unreadable): AppError {
 }
 
 /** A row whose values hold line breaks starts that many lines before the line csv-parse reports, which is its last. */
-const startLine = (endLine: number, cells: string[]) => endLine - cells.reduce((n, cell) => n + (cell.match(/\n/g)?.length ?? 0), 0);
+const startLine = (endLine: number, cells: string[]) =>
+  endLine - cells.reduce((n, cell) => n + (cell.match(/\n/g)?.length ?? 0), 0);
 
 /**
  * Imports a CSV file: a header row of field names, then one record per row.
@@ -272,7 +307,12 @@ const startLine = (endLine: number, cells: string[]) => endLine - cells.reduce((
  * not text (415) part-way, the rows before that point are written (and said
  * so in the error's detail) and nothing after it.
  */
-export async function importCsv(ctx: Context, resource: Resource, input: Readable, options: ImportOptions = {}): Promise<ImportReport> {
+export async function importCsv(
+  ctx: Context,
+  resource: Resource,
+  input: Readable,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
   authorize(ctx, resource);
   const batchSize = options.batchSize ?? IMPORT_BATCH;
   const parser: Parser = parse({
@@ -301,7 +341,11 @@ export async function importCsv(ctx: Context, resource: Resource, input: Readabl
   let batch: { row: number; line: number; values: Row }[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
-    const outcomes = await insertPreparedBatch(ctx, resource, batch.map((b) => b.values));
+    const outcomes = await insertPreparedBatch(
+      ctx,
+      resource,
+      batch.map((b) => b.values),
+    );
     outcomes.forEach((error, i) => {
       if (error) fail(batch[i]!.row, batch[i]!.line, error.errors ?? { [ROW_ERROR]: [error.detail] });
       else created++;
@@ -354,7 +398,11 @@ export async function importCsv(ctx: Context, resource: Resource, input: Readabl
     await flush();
     throw new AppError(error.status, error.code, `${error.detail}${soFar()}`);
   }
-  if (!columns) throw validationFailed({ file: ['is empty: its first row must name the columns'] }, 'The file is empty: its first row must name the columns, e.g. name,email. Nothing was imported.');
+  if (!columns)
+    throw validationFailed(
+      { file: ['is empty: its first row must name the columns'] },
+      'The file is empty: its first row must name the columns, e.g. name,email. Nothing was imported.',
+    );
   await flush();
   return report();
 }

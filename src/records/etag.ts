@@ -11,5 +11,8 @@ export function etagOf(record: Row): string {
 export function ifMatchHolds(header: string, current: string | null): boolean {
   if (current === null) return false;
   if (header.trim() === '*') return true;
-  return header.split(',').map((t) => t.trim()).includes(current);
+  return header
+    .split(',')
+    .map((t) => t.trim())
+    .includes(current);
 }

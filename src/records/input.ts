@@ -16,9 +16,13 @@ export function readInput(resource: Resource, body: unknown, mode: WriteMode): R
   for (const [name, raw] of Object.entries(source)) {
     const field = resource.field(name);
     if (field?.readOnly) continue;
-    if (!field?.fillable) { bag.add(name, 'is not a field you can write'); continue; }
+    if (!field?.fillable) {
+      bag.add(name, 'is not a field you can write');
+      continue;
+    }
     // A required text is not given by blanks either (Laravel's `required` reads it so too).
-    const blank = raw === null || (field.required && field.kind.textual && typeof raw === 'string' && raw.trim() === '');
+    const blank =
+      raw === null || (field.required && field.kind.textual && typeof raw === 'string' && raw.trim() === '');
     if (blank) {
       if (field.nullable) values[name] = null;
       else bag.add(name, 'is required');
@@ -30,7 +34,8 @@ export function readInput(resource: Resource, body: unknown, mode: WriteMode): R
   }
   if (mode === 'create') {
     for (const field of resource.writable) {
-      if (field.required && field.default === undefined && !(field.name in values) && !bag.errors[field.name]) bag.add(field.name, 'is required');
+      if (field.required && field.default === undefined && !(field.name in values) && !bag.errors[field.name])
+        bag.add(field.name, 'is required');
     }
   }
   bag.throwIfAny();

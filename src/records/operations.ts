@@ -8,14 +8,31 @@ import type { Actor, Context } from './context.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
 import { rulesOf } from './rules.ts';
 import { readInput } from './input.ts';
-import { countReferences, countRows, deleteRow, recordExists, insertRow, insertRows, type Row, selectById, selectRows, updateRow } from './repository.ts';
+import {
+  countReferences,
+  countRows,
+  deleteRow,
+  recordExists,
+  insertRow,
+  insertRows,
+  type Row,
+  selectById,
+  selectRows,
+  updateRow,
+} from './repository.ts';
 
 export type { Actor, Context } from './context.ts';
 
 /** Every record operation starts here: strangers get 401, agents 403 on admin-only resources. */
 export function authorize(ctx: Context, resource: Resource): Actor {
-  if (!ctx.actor) throw new AppError(401, 'unauthenticated', 'Sign in, or send a personal access token as Authorization: Bearer <token>.');
-  if (resource.access === 'admin' && ctx.actor.role !== 'admin') throw new AppError(403, 'forbidden', `Only admins may manage ${resource.name}.`);
+  if (!ctx.actor)
+    throw new AppError(
+      401,
+      'unauthenticated',
+      'Sign in, or send a personal access token as Authorization: Bearer <token>.',
+    );
+  if (resource.access === 'admin' && ctx.actor.role !== 'admin')
+    throw new AppError(403, 'forbidden', `Only admins may manage ${resource.name}.`);
   return ctx.actor;
 }
 
@@ -35,29 +52,36 @@ const isUniqueViolation = (error: unknown) => UNIQUE_VIOLATION.has(codeOf(error)
 const isForeignKeyViolation = (error: unknown) => FOREIGN_KEY_VIOLATION.has(codeOf(error));
 
 /** Each reference in `values` that names no record, as field errors (none: null). */
-async function missingReferences(ctx: Context, trx: Executor, resource: Resource, values: Row): Promise<FieldErrors | null> {
+async function missingReferences(trx: Executor, resource: Resource, values: Row): Promise<FieldErrors | null> {
   const errors: FieldErrors = {};
   for (const field of resource.fields) {
     const value = values[field.name];
     if (!field.target || value === null || value === undefined) continue;
-    if (!(await recordExists(trx, field.target, BigInt(value as number | bigint)))) errors[field.name] = [`names no ${field.target.singular}: there is no ${field.target.singular} #${String(value)}`];
+    if (!(await recordExists(trx, field.target, BigInt(value as number | bigint))))
+      errors[field.name] = [
+        `names no ${field.target.singular}: there is no ${field.target.singular} #${String(value)}`,
+      ];
   }
   return Object.keys(errors).length ? errors : null;
 }
 
-async function checkReferences(ctx: Context, trx: Executor, resource: Resource, values: Row): Promise<void> {
-  const errors = await missingReferences(ctx, trx, resource, values);
+async function checkReferences(trx: Executor, resource: Resource, values: Row): Promise<void> {
+  const errors = await missingReferences(trx, resource, values);
   if (errors) throw new AppError(422, 'validation_failed', 'The request has invalid fields.', errors);
 }
 
 /** Deleting a record that others still reference under ON DELETE RESTRICT is refused, saying which and how many. */
-async function checkNotReferenced(ctx: Context, trx: Executor, resource: Resource, id: bigint): Promise<void> {
+async function checkNotReferenced(trx: Executor, resource: Resource, id: bigint): Promise<void> {
   for (const { resource: other, field } of resource.referencedBy) {
     if (field.onDelete !== 'restrict') continue;
     const n = await countReferences(trx, other, field, id);
     if (n > 0) {
       const what = n === 1 ? `1 ${other.singular}` : `${n.toLocaleString('en-US')} ${other.name}`;
-      throw new AppError(409, 'still_referenced', `This ${resource.singular} still has ${what} (${field.label}); delete or move them first.`);
+      throw new AppError(
+        409,
+        'still_referenced',
+        `This ${resource.singular} still has ${what} (${field.label}); delete or move them first.`,
+      );
     }
   }
 }
@@ -66,18 +90,25 @@ async function checkNotReferenced(ctx: Context, trx: Executor, resource: Resourc
  * Runs a write; a unique-index violation becomes a 422 naming the unique field it concerns, a foreign-key
  * violation (a referenced record deleted meanwhile) a 422 naming the reference.
  */
-async function uniqueAsFieldError<T>(ctx: Context, resource: Resource, values: Row, write: () => Promise<T>): Promise<T> {
+async function uniqueAsFieldError<T>(
+  ctx: Context,
+  resource: Resource,
+  values: Row,
+  write: () => Promise<T>,
+): Promise<T> {
   try {
     return await write();
   } catch (error) {
     if (isForeignKeyViolation(error)) {
-      const errors = await missingReferences(ctx, ctx.database.db, resource, values);
+      const errors = await missingReferences(ctx.database.db, resource, values);
       throw errors ? new AppError(422, 'validation_failed', 'The request has invalid fields.', errors) : error;
     }
     if (!isUniqueViolation(error)) throw error;
     const field = resource.fields.find((f) => f.unique && f.name in values);
     if (!field) throw new AppError(409, 'conflict', 'Another record already holds one of these values.');
-    throw new AppError(422, 'validation_failed', 'The request has invalid fields.', { [field.name]: ['is already taken'] });
+    throw new AppError(422, 'validation_failed', 'The request has invalid fields.', {
+      [field.name]: ['is already taken'],
+    });
   }
 }
 
@@ -103,7 +134,12 @@ function checkNeedsOneOf(resource: Resource, record: Row): void {
   const names = fields.map((f) => f.label.toLowerCase());
   const list = `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
   const message = `is needed: give at least one of ${list}`;
-  throw new AppError(422, 'validation_failed', `A ${resource.singular} needs at least one of ${list}.`, Object.fromEntries(fields.map((f) => [f.name, [message]])));
+  throw new AppError(
+    422,
+    'validation_failed',
+    `A ${resource.singular} needs at least one of ${list}.`,
+    Object.fromEntries(fields.map((f) => [f.name, [message]])),
+  );
 }
 
 /**
@@ -118,9 +154,15 @@ async function readUpdate(ctx: Context, resource: Resource, id: bigint, body: un
     if (!(error instanceof AppError) || !error.errors || typeof body !== 'object' || body === null) throw error;
     const before = await selectById(ctx.database.db, resource, id);
     const sent = body as Row;
-    const unchanged = Object.keys(error.errors).filter((k) => before && Object.hasOwn(sent, k) && typeof sent[k] === 'string' && sent[k] === before[k]);
+    const unchanged = Object.keys(error.errors).filter(
+      (k) => before && Object.hasOwn(sent, k) && typeof sent[k] === 'string' && sent[k] === before[k],
+    );
     if (unchanged.length === 0) throw error;
-    return readInput(resource, Object.fromEntries(Object.entries(sent).filter(([k]) => !unchanged.includes(k))), 'update');
+    return readInput(
+      resource,
+      Object.fromEntries(Object.entries(sent).filter(([k]) => !unchanged.includes(k))),
+      'update',
+    );
   }
 }
 
@@ -148,10 +190,19 @@ export function parseId(raw: string): bigint {
 }
 
 function preconditionFailed(): AppError {
-  return new AppError(412, 'precondition_failed', 'The record has changed since you read it (If-Match does ' + 'not match its ETag). Read it again and reapply your change.');
+  return new AppError(
+    412,
+    'precondition_failed',
+    'The record has changed since you read it (If-Match does ' +
+      'not match its ETag). Read it again and reapply your change.',
+  );
 }
 
-export async function listRecords(ctx: Context, resource: Resource, query: Record<string, unknown>): Promise<ListResult> {
+export async function listRecords(
+  ctx: Context,
+  resource: Resource,
+  query: Record<string, unknown>,
+): Promise<ListResult> {
   authorize(ctx, resource);
   const plan = parseListQuery(resource, query);
   const { db } = ctx.database;
@@ -169,7 +220,12 @@ export async function listRecords(ctx: Context, resource: Resource, query: Recor
   ]);
   return {
     data,
-    meta: { page: paging.page, per_page: paging.perPage, total, last_page: Math.max(1, Math.ceil(total / paging.perPage)) },
+    meta: {
+      page: paging.page,
+      per_page: paging.perPage,
+      total,
+      last_page: Math.max(1, Math.ceil(total / paging.perPage)),
+    },
   };
 }
 
@@ -192,7 +248,13 @@ function stamp(resource: Resource, values: Row, before: Row | null, now: string,
     if (f.timestamp === 'create' && !before) out[f.name] = now;
     if (f.timestamp === 'update') out[f.name] = now;
     const trigger = f.defaultNowWhen;
-    if (trigger && !(f.name in values) && trigger in values && values[trigger] !== null && values[trigger] !== before?.[trigger]) {
+    if (
+      trigger &&
+      !(f.name in values) &&
+      trigger in values &&
+      values[trigger] !== null &&
+      values[trigger] !== before?.[trigger]
+    ) {
       out[f.name] = now;
     }
   }
@@ -205,7 +267,12 @@ function stamp(resource: Resource, values: Row, before: Row | null, now: string,
  * as createRecord. The CSV import prepares each row with it, then inserts
  * many at once with insertPreparedBatch.
  */
-export async function prepareCreate(ctx: Context, resource: Resource, body: unknown, now = new Date().toISOString()): Promise<Row> {
+export async function prepareCreate(
+  ctx: Context,
+  resource: Resource,
+  body: unknown,
+  now = new Date().toISOString(),
+): Promise<Row> {
   const actor = authorize(ctx, resource);
   const input = readInput(resource, body, 'create');
   checkNeedsOneOf(resource, input);
@@ -213,7 +280,7 @@ export async function prepareCreate(ctx: Context, resource: Resource, body: unkn
 }
 
 /** Writes one row from prepareCreate inside the caller's transaction; answers its id. */
-export function insertPrepared(trx: Executor, ctx: Context, resource: Resource, values: Row): Promise<bigint> {
+export function insertPrepared(trx: Executor, resource: Resource, values: Row): Promise<bigint> {
   return insertRow(trx, resource, values);
 }
 
@@ -221,12 +288,14 @@ export async function createRecord(ctx: Context, resource: Resource, body: unkno
   const values = await prepareCreate(ctx, resource, body);
   const { db } = ctx.database;
   const hooks = rulesOf(resource);
-  const { record, after } = await uniqueAsFieldError(ctx, resource, values, () => db.transaction().execute(async (trx) => {
-    await checkReferences(ctx, trx, resource, values);
-    const id = await insertPrepared(trx, ctx, resource, values);
-    const record = (await selectById(trx, resource, id))!;
-    return { record, after: await hooks.afterCreate?.(trx, ctx, record, body as Row) };
-  }));
+  const { record, after } = await uniqueAsFieldError(ctx, resource, values, () =>
+    db.transaction().execute(async (trx) => {
+      await checkReferences(trx, resource, values);
+      const id = await insertPrepared(trx, resource, values);
+      const record = (await selectById(trx, resource, id))!;
+      return { record, after: await hooks.afterCreate?.(trx, ctx, record, body as Row) };
+    }),
+  );
   after?.afterCommit?.();
   return { record, etag: etagOf(record), notice: after?.notice };
 }
@@ -240,7 +309,11 @@ export async function createRecord(ctx: Context, resource: Resource, body: unkno
  * null when it was written or the AppError (422/409) that refused it. A row
  * is never half-written; any other failure (the database gone) is thrown.
  */
-export async function insertPreparedBatch(ctx: Context, resource: Resource, rows: readonly Row[]): Promise<(AppError | null)[]> {
+export async function insertPreparedBatch(
+  ctx: Context,
+  resource: Resource,
+  rows: readonly Row[],
+): Promise<(AppError | null)[]> {
   authorize(ctx, resource);
   const { db } = ctx.database;
   try {
@@ -252,7 +325,9 @@ export async function insertPreparedBatch(ctx: Context, resource: Resource, rows
   const outcomes: (AppError | null)[] = [];
   for (const values of rows) {
     try {
-      await uniqueAsFieldError(ctx, resource, values, () => db.transaction().execute((trx) => insertPrepared(trx, ctx, resource, values)));
+      await uniqueAsFieldError(ctx, resource, values, () =>
+        db.transaction().execute((trx) => insertPrepared(trx, resource, values)),
+      );
       outcomes.push(null);
     } catch (error) {
       if (!(error instanceof AppError) || (error.status !== 422 && error.status !== 409)) throw error;
@@ -262,28 +337,38 @@ export async function insertPreparedBatch(ctx: Context, resource: Resource, rows
   return outcomes;
 }
 
-export async function updateRecord(ctx: Context, resource: Resource, rawId: string, body: unknown, ifMatch?: string): Promise<RecordResult> {
+export async function updateRecord(
+  ctx: Context,
+  resource: Resource,
+  rawId: string,
+  body: unknown,
+  ifMatch?: string,
+): Promise<RecordResult> {
   const actor = authorize(ctx, resource);
   const id = parseId(rawId);
   const input = await readUpdate(ctx, resource, id, body);
   const stored = await prepare(resource, input);
   const hooks = rulesOf(resource);
   const { db } = ctx.database;
-  const record = await uniqueAsFieldError(ctx, resource, input, () => db.transaction().execute(async (trx) => {
-    const before = await selectById(trx, resource, id, true);
-    if (!before) throw notFound();
-    if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
-    // A hidden field (a password) is never read back, so sending one always counts as a change.
-    const changes = Object.fromEntries(Object.entries(stored).filter(([k]) => resource.field(k)!.hidden || input[k] !== before[k]));
-    if (Object.keys(changes).length === 0) return before;
-    // Only a change to one of them can leave a record with none (a stored record may already hold none).
-    if (resource.needsOneOf.some((f) => f.name in changes)) checkNeedsOneOf(resource, { ...before, ...changes });
-    await checkReferences(ctx, trx, resource, changes);
-    await hooks.beforeUpdate?.(trx, ctx, before, changes);
-    await updateRow(trx, resource, id, stamp(resource, changes, before, new Date().toISOString(), actor));
-    await hooks.afterUpdate?.(trx, ctx, before, changes);
-    return (await selectById(trx, resource, id))!;
-  }));
+  const record = await uniqueAsFieldError(ctx, resource, input, () =>
+    db.transaction().execute(async (trx) => {
+      const before = await selectById(trx, resource, id, true);
+      if (!before) throw notFound();
+      if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
+      // A hidden field (a password) is never read back, so sending one always counts as a change.
+      const changes = Object.fromEntries(
+        Object.entries(stored).filter(([k]) => resource.field(k)!.hidden || input[k] !== before[k]),
+      );
+      if (Object.keys(changes).length === 0) return before;
+      // Only a change to one of them can leave a record with none (a stored record may already hold none).
+      if (resource.needsOneOf.some((f) => f.name in changes)) checkNeedsOneOf(resource, { ...before, ...changes });
+      await checkReferences(trx, resource, changes);
+      await hooks.beforeUpdate?.(trx, ctx, before, changes);
+      await updateRow(trx, resource, id, stamp(resource, changes, before, new Date().toISOString(), actor));
+      await hooks.afterUpdate?.(trx, ctx, before, changes);
+      return (await selectById(trx, resource, id))!;
+    }),
+  );
   return { record, etag: etagOf(record) };
 }
 
@@ -291,15 +376,22 @@ export async function deleteRecord(ctx: Context, resource: Resource, rawId: stri
   authorize(ctx, resource);
   const id = parseId(rawId);
   const { db } = ctx.database;
-  await db.transaction().execute(async (trx) => {
-    const before = await selectById(trx, resource, id, true);
-    if (!before) throw notFound();
-    if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
-    await rulesOf(resource).beforeDelete?.(trx, ctx, before);
-    await checkNotReferenced(ctx, trx, resource, id);
-    await deleteRow(trx, resource, id);
-  }).catch((error: unknown) => {
-    if (!isForeignKeyViolation(error)) throw error;
-    throw new AppError(409, 'still_referenced', `Other records still reference this ${resource.singular}; delete or move them first.`);
-  });
+  await db
+    .transaction()
+    .execute(async (trx) => {
+      const before = await selectById(trx, resource, id, true);
+      if (!before) throw notFound();
+      if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
+      await rulesOf(resource).beforeDelete?.(trx, ctx, before);
+      await checkNotReferenced(trx, resource, id);
+      await deleteRow(trx, resource, id);
+    })
+    .catch((error: unknown) => {
+      if (!isForeignKeyViolation(error)) throw error;
+      throw new AppError(
+        409,
+        'still_referenced',
+        `Other records still reference this ${resource.singular}; delete or move them first.`,
+      );
+    });
 }

@@ -21,26 +21,55 @@ export const PICKER_LIMIT = 200;
  * Records of `target` by title (those whose title holds `search`, when given), at most PICKER_LIMIT, and those named
  * in `ids`.
  */
-export async function choicesOf(database: Database, target: Resource, ids: readonly string[] = [], search = ''): Promise<Choice[]> {
+export async function choicesOf(
+  database: Database,
+  target: Resource,
+  ids: readonly string[] = [],
+  search = '',
+): Promise<Choice[]> {
   const pk = target.primaryKey.name;
   const title = target.title.name;
-  const toChoice = (r: Row) => ({ id: String(r[pk]), title: r[title] === null || r[title] === undefined ? `#${String(r[pk])}` : String(r[title]) });
-  let query = asRecordTables(database.db).selectFrom(target.table).select([pk, title]).orderBy(title).orderBy(pk).limit(PICKER_LIMIT);
+  const toChoice = (r: Row) => ({
+    id: String(r[pk]),
+    title: r[title] === null || r[title] === undefined ? `#${String(r[pk])}` : String(r[title]),
+  });
+  let query = asRecordTables(database.db)
+    .selectFrom(target.table)
+    .select([pk, title])
+    .orderBy(title)
+    .orderBy(pk)
+    .limit(PICKER_LIMIT);
   if (search) query = query.where(containsText(database.db, title, search));
   const first = (await query.execute()).map(toChoice);
   // Typed values from a refused form may name no possible id (too large for the column): they name nothing.
   const possible = ids.filter((id) => target.primaryKey.kind.fromQuery(id, target.primaryKey).ok);
   const missing = possible.filter((id) => !first.some((c) => c.id === id));
-  const named = missing.length ? (await asRecordTables(database.db).selectFrom(target.table).select([pk, title]).where(pk, 'in', missing).execute()).map(toChoice) : [];
+  const named = missing.length
+    ? (
+        await asRecordTables(database.db)
+          .selectFrom(target.table)
+          .select([pk, title])
+          .where(pk, 'in', missing)
+          .execute()
+      ).map(toChoice)
+    : [];
   return [...first, ...named];
 }
 
 /** For each resource `resource` references: the choices for its pickers, and the titles of the ids `rows` hold. */
-export async function referenceChoices(database: Database, resource: Resource, rows: readonly Row[] = []): Promise<Choices> {
+export async function referenceChoices(
+  database: Database,
+  resource: Resource,
+  rows: readonly Row[] = [],
+): Promise<Choices> {
   const targets = [...new Set(resource.fields.flatMap((f) => (f.target ? [f.target] : [])))];
-  const entries = await Promise.all(targets.map(async (target) => {
-    const ids = rows.flatMap((r) => resource.fields.filter((f) => f.target === target && r[f.name] != null).map((f) => String(r[f.name])));
-    return [target.name, await choicesOf(database, target, ids)] as const;
-  }));
+  const entries = await Promise.all(
+    targets.map(async (target) => {
+      const ids = rows.flatMap((r) =>
+        resource.fields.filter((f) => f.target === target && r[f.name] != null).map((f) => String(r[f.name])),
+      );
+      return [target.name, await choicesOf(database, target, ids)] as const;
+    }),
+  );
   return new Map(entries);
 }

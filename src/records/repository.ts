@@ -36,8 +36,10 @@ function filterExpression(eb: EB, db: Executor, { field, op, value }: Filter): E
   const col = field.name;
   const v = (x: unknown) => param(field, x);
   switch (op) {
-    case 'null': return eb(col, value ? 'is' : 'is not', null);
-    case 'contains': return containsText(db, col, value as string);
+    case 'null':
+      return eb(col, value ? 'is' : 'is not', null);
+    case 'contains':
+      return containsText(db, col, value as string);
     case 'in': {
       const list = value as unknown[];
       const present = list.filter((x) => x !== null).map(v);
@@ -47,9 +49,12 @@ function filterExpression(eb: EB, db: Executor, { field, op, value }: Filter): E
       return eb.or(parts);
     }
     // "Not equal" keeps rows where the field is empty, as a person reading the list expects.
-    case 'ne': return eb(col, 'is distinct from', v(value));
-    case 'eq': return value === null ? eb(col, 'is', null) : eb(col, '=', v(value));
-    default: return eb(col, ({ gt: '>', gte: '>=', lt: '<', lte: '<=' } as const)[op], v(value));
+    case 'ne':
+      return eb(col, 'is distinct from', v(value));
+    case 'eq':
+      return value === null ? eb(col, 'is', null) : eb(col, '=', v(value));
+    default:
+      return eb(col, ({ gt: '>', gte: '>=', lt: '<', lte: '<=' } as const)[op], v(value));
   }
 }
 
@@ -68,10 +73,9 @@ function searchExpressions(eb: EB, db: Executor, resource: Resource, words: stri
   const numbers = words.filter((w) => !plain.includes(w));
   return [
     ...(plain.length ? [text(plain)] : []),
-    ...numbers.map((w) => eb.or([
-      text([w]),
-      ...integralMatches(resource, w).map(([f, value]) => eb(f.name, '=', param(f, value))),
-    ])),
+    ...numbers.map((w) =>
+      eb.or([text([w]), ...integralMatches(resource, w).map(([f, value]) => eb(f.name, '=', param(f, value)))]),
+    ),
   ];
 }
 
@@ -111,13 +115,24 @@ function whereClause(db: Executor, resource: Resource, plan: Pick<ListPlan, 'wor
  * the dialect can; any other list is counted through the indexes that serve it.
  */
 export async function countRows(db: Executor, resource: Resource, plan: ListPlan): Promise<number> {
-  if (plan.filters.length === 0 && plan.words.length > 0 && plan.words.every((w) => integralMatches(resource, w).length === 0)) {
+  if (
+    plan.filters.length === 0 &&
+    plan.words.length > 0 &&
+    plan.words.every((w) => integralMatches(resource, w).length === 0)
+  ) {
     const counted = await countWordMatches(db, resource.table, plan.words);
     if (counted !== null) return counted;
   }
-  const query = plan.words.length === 0 && plan.filters.length === 0
-    ? db.selectFrom('record_counts').select(sql<string | number | bigint | null>`sum(n)`.as('total')).where('table_name', '=', resource.table)
-    : asRecordTables(db).selectFrom(resource.table).select(sql<string | number | bigint>`count(*)`.as('total')).where(whereClause(db, resource, plan));
+  const query =
+    plan.words.length === 0 && plan.filters.length === 0
+      ? db
+          .selectFrom('record_counts')
+          .select(sql<string | number | bigint | null>`sum(n)`.as('total'))
+          .where('table_name', '=', resource.table)
+      : asRecordTables(db)
+          .selectFrom(resource.table)
+          .select(sql<string | number | bigint>`count(*)`.as('total'))
+          .where(whereClause(db, resource, plan));
   const row = await query.executeTakeFirstOrThrow();
   return Number(row.total ?? 0);
 }
@@ -148,18 +163,33 @@ function keysetSegments(eb: EB, sort: SortKey[], after: unknown[]): Expression<S
 }
 
 /** One page of rows; `limit` may exceed the page size by one to learn whether more follow. */
-export async function selectRows(db: Executor, resource: Resource, plan: ListPlan, limit: number, offset: number): Promise<Row[]> {
-  let query = asRecordTables(db).selectFrom(resource.table).select(columns(resource)).where(whereClause(db, resource, plan));
+export async function selectRows(
+  db: Executor,
+  resource: Resource,
+  plan: ListPlan,
+  limit: number,
+  offset: number,
+): Promise<Row[]> {
+  let query = asRecordTables(db)
+    .selectFrom(resource.table)
+    .select(columns(resource))
+    .where(whereClause(db, resource, plan));
   for (const key of plan.sort) query = query.orderBy(orderTerm(key.field.name, key.desc, key.field.nullable));
   const { paging } = plan;
   const after = paging.mode === 'cursor' ? paging.after : null;
   if (!after) return (await query.limit(limit).offset(offset).execute()).map((row) => rowToRecord(resource, row));
-  const segments = keysetSegments(expressionBuilder(), plan.sort, after)
-    ?? [afterExpression(expressionBuilder(), plan.sort, after)];
+  const segments = keysetSegments(expressionBuilder(), plan.sort, after) ?? [
+    afterExpression(expressionBuilder(), plan.sort, after),
+  ];
   const rows: Row[] = [];
   for (const segment of segments) {
     if (rows.length >= limit) break;
-    rows.push(...(await query.where(segment).limit(limit - rows.length).execute()));
+    rows.push(
+      ...(await query
+        .where(segment)
+        .limit(limit - rows.length)
+        .execute()),
+    );
   }
   return rows.map((row) => rowToRecord(resource, row));
 }
@@ -203,23 +233,39 @@ export async function insertRows(db: Executor, resource: Resource, rows: readonl
 
 export async function updateRow(db: Executor, resource: Resource, id: bigint, values: Row): Promise<void> {
   const pk = resource.primaryKey;
-  await asRecordTables(db).updateTable(resource.table).set(toDbValues(resource, values)).where(pk.name, '=', param(pk, id)).execute();
+  await asRecordTables(db)
+    .updateTable(resource.table)
+    .set(toDbValues(resource, values))
+    .where(pk.name, '=', param(pk, id))
+    .execute();
 }
 
 export async function deleteRow(db: Executor, resource: Resource, id: bigint): Promise<boolean> {
   const pk = resource.primaryKey;
-  const result = await asRecordTables(db).deleteFrom(resource.table).where(pk.name, '=', param(pk, id)).executeTakeFirst();
+  const result = await asRecordTables(db)
+    .deleteFrom(resource.table)
+    .where(pk.name, '=', param(pk, id))
+    .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
 export async function recordExists(db: Executor, resource: Resource, id: bigint): Promise<boolean> {
   const pk = resource.primaryKey;
-  return (await asRecordTables(db).selectFrom(resource.table).select(pk.name).where(pk.name, '=', param(pk, id)).executeTakeFirst()) !== undefined;
+  return (
+    (await asRecordTables(db)
+      .selectFrom(resource.table)
+      .select(pk.name)
+      .where(pk.name, '=', param(pk, id))
+      .executeTakeFirst()) !== undefined
+  );
 }
 
 /** How many records of `resource` name `id` in the reference `field`. */
 export async function countReferences(db: Executor, resource: Resource, field: Field, id: bigint): Promise<number> {
-  const row = await asRecordTables(db).selectFrom(resource.table).select(sql<string | number | bigint>`count(*)`.as('n'))
-    .where(field.name, '=', param(field, field.kind.fromDb(id))).executeTakeFirstOrThrow();
+  const row = await asRecordTables(db)
+    .selectFrom(resource.table)
+    .select(sql<string | number | bigint>`count(*)`.as('n'))
+    .where(field.name, '=', param(field, field.kind.fromDb(id)))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }

@@ -23,7 +23,11 @@ export const user = defineResource({
     // Left out of a create, the account is invited: its owner chooses the password through a mailed link, and
     // until then the stored value is empty, which nothing matches (see accounts/invitations.ts).
     password: {
-      kind: passwordKind({ hash: hashPassword, problems: passwordProblems }), max: 255, hidden: true, nullable: false, default: '',
+      kind: passwordKind({ hash: hashPassword, problems: passwordProblems }),
+      max: 255,
+      hidden: true,
+      nullable: false,
+      default: '',
       hint: 'Leave empty to email an invitation: they choose their own password through a link that works for 7 days.',
     },
     two_factor_secret: { kind: 'text', hidden: true, managed: true },
@@ -44,7 +48,8 @@ export const user = defineResource({
     two_factor_enabled: { schema: { type: 'boolean' }, value: (u) => u.two_factor_confirmed_at !== null },
     avatar_url: {
       schema: { type: ['string', 'null'] },
-      value: (u) => (u.image_name ? `/api/v1/avatars/${String(u.id)}?v=${encodeURIComponent(String(u.image_name))}` : null),
+      value: (u) =>
+        u.image_name ? `/api/v1/avatars/${String(u.id)}?v=${encodeURIComponent(String(u.image_name))}` : null,
     },
   },
 });

@@ -38,7 +38,10 @@ const email: Format = {
   input: 'email',
   parse: (text) => (EMAIL.test(text) ? ok(text) : fail('must be a valid email address')),
   href: (value) => (EMAIL.test(value) ? `mailto:${value}` : undefined),
-  samples: { valid: ['ada@example.org', 'o.brien+leads@mail.example.com'], invalid: ['not an email', 'ada@', '@example.org'] },
+  samples: {
+    valid: ['ada@example.org', 'o.brien+leads@mail.example.com'],
+    invalid: ['not an email', 'ada@', '@example.org'],
+  },
   tagged: (tag) => `${tag}@example.org`,
 };
 
@@ -48,7 +51,10 @@ const uri: Format = {
   input: 'url',
   parse: (text) => (webUrl(text) ? ok(text) : fail('must be a valid URL starting with http:// or https://')),
   href: (value) => webUrl(value)?.href,
-  samples: { valid: ['https://example.org', 'http://solar.example/path?q=1'], invalid: ['not a url', 'javascript:alert(1)', 'example.org'] },
+  samples: {
+    valid: ['https://example.org', 'http://solar.example/path?q=1'],
+    invalid: ['not a url', 'javascript:alert(1)', 'example.org'],
+  },
   tagged: (tag) => `https://example.org/${tag}`,
 };
 

@@ -165,11 +165,13 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
   if (!NAME.test(name)) throw new Error(`${where}: a field name is lower_snake_case`);
   const kind: FieldKind | undefined = typeof decl.kind === 'string' ? kinds[decl.kind] : decl.kind;
   if (!kind) {
-    const hint = String(decl.kind) === 'password' ? ' (a password field takes kind: passwordKind({ hash, problems }))' : '';
+    const hint =
+      String(decl.kind) === 'password' ? ' (a password field takes kind: passwordKind({ hash, problems }))' : '';
     throw new Error(`${where}: unknown kind ${String(decl.kind)}${hint}`);
   }
   const max = decl.max ?? kind.defaultMax;
-  if (kind.textual && !(Number.isInteger(max) && max! > 0)) throw new Error(`${where}: a text field needs a positive max`);
+  if (kind.textual && !(Number.isInteger(max) && max! > 0))
+    throw new Error(`${where}: a text field needs a positive max`);
   const system = Boolean(decl.primary || decl.timestamp);
   if (decl.choices && decl.default !== undefined && !decl.choices.includes(decl.default as string)) {
     throw new Error(`${where}: the default is not one of the choices`);
@@ -219,9 +221,13 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
  * A resource that keeps its declaration's field types, so that db/tables.ts derives the row type of its table
  * from them (each field's kind, choices and nullability).
  */
-export type Declared<F extends Record<string, FieldDecl>> = Resource & { readonly decl: ResourceDecl & { readonly fields: F } };
+export type Declared<F extends Record<string, FieldDecl>> = Resource & {
+  readonly decl: ResourceDecl & { readonly fields: F };
+};
 
-export function defineResource<const F extends Record<string, FieldDecl>>(decl: ResourceDecl & { fields: F }): Declared<F> {
+export function defineResource<const F extends Record<string, FieldDecl>>(
+  decl: ResourceDecl & { fields: F },
+): Declared<F> {
   if (!NAME.test(decl.name)) throw new Error(`resource ${decl.name}: a resource name is lower_snake_case`);
   const fields = Object.entries(decl.fields).map(([name, f]) => buildField(decl.name, name, f));
   const byName = new Map(fields.map((f) => [f.name, f]));
@@ -237,12 +243,14 @@ export function defineResource<const F extends Record<string, FieldDecl>>(decl: 
   }
   const needsOneOf = (decl.needsOneOf ?? []).map((name) => {
     const field = byName.get(name);
-    if (!field?.fillable || field.required) throw new Error(`resource ${decl.name}: needsOneOf names ${name}, which is not an optional writable field`);
+    if (!field?.fillable || field.required)
+      throw new Error(`resource ${decl.name}: needsOneOf names ${name}, which is not an optional writable field`);
     return field;
   });
   const visible = fields.filter((f) => !f.hidden);
   const title = byName.get(decl.title ?? 'name') ?? primaries[0]!;
-  if (decl.title && (!byName.has(decl.title) || title.hidden)) throw new Error(`resource ${decl.name}: title names no visible field`);
+  if (decl.title && (!byName.has(decl.title) || title.hidden))
+    throw new Error(`resource ${decl.name}: title names no visible field`);
   return {
     name: decl.name,
     table: decl.name,
@@ -270,14 +278,21 @@ export function defineResource<const F extends Record<string, FieldDecl>>(decl: 
  * Ties every reference to the resource it names, and each resource to the fields that reference it, and gives
  * each resource its rules; once, where the resource list is made.
  */
-export function linkResources(resources: readonly Resource[], rules: ReadonlyMap<Resource, ResourceRules> = new Map()): void {
+export function linkResources(
+  resources: readonly Resource[],
+  rules: ReadonlyMap<Resource, ResourceRules> = new Map(),
+): void {
   for (const [resource, r] of rules) resource.rules = r;
   const byName = new Map(resources.map((r) => [r.name, r]));
   for (const resource of resources) {
     for (const field of resource.fields.filter((f) => f.references)) {
       const target = byName.get(field.references!);
-      if (!target) throw new Error(`resource ${resource.name}, field ${field.name}: references ${field.references}, which is not declared`);
-      if (!field.kind.integral) throw new Error(`resource ${resource.name}, field ${field.name}: a reference holds an id, an integer`);
+      if (!target)
+        throw new Error(
+          `resource ${resource.name}, field ${field.name}: references ${field.references}, which is not declared`,
+        );
+      if (!field.kind.integral)
+        throw new Error(`resource ${resource.name}, field ${field.name}: a reference holds an id, an integer`);
       field.target = target;
       target.referencedBy.push({ resource, field });
     }
@@ -286,10 +301,18 @@ export function linkResources(resources: readonly Resource[], rules: ReadonlyMap
 
 /** A resource that has every field of `base` (same order, same rules) and more after them. */
 export function extendResource<B extends Record<string, FieldDecl>, const F extends Record<string, FieldDecl>>(
-  base: Declared<B>, decl: ResourceDecl & { fields: F },
+  base: Declared<B>,
+  decl: ResourceDecl & { fields: F },
 ): Declared<B & F> {
   for (const name of Object.keys(decl.fields)) {
     if (base.field(name)) throw new Error(`resource ${decl.name}: field ${name} is already declared by ${base.name}`);
   }
-  return { ...defineResource({ needsOneOf: base.decl.needsOneOf, ...decl, fields: { ...base.decl.fields, ...decl.fields } as B & F }), base };
+  return {
+    ...defineResource({
+      needsOneOf: base.decl.needsOneOf,
+      ...decl,
+      fields: { ...base.decl.fields, ...decl.fields } as B & F,
+    }),
+    base,
+  };
 }

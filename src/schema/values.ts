@@ -13,7 +13,10 @@ export function codePointLength(s: string): number {
     const c = s.charCodeAt(i);
     if (c >= 0xd800 && c <= 0xdbff) {
       const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) { pairs++; i++; }
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        pairs++;
+        i++;
+      }
     }
   }
   return s.length - pairs;
@@ -62,7 +65,9 @@ export function parseDateTime(raw: unknown): Parsed<string> {
   if (typeof raw !== 'string') return fail(message);
   const m = DATE_TIME.exec(raw) ?? DATE.exec(raw);
   if (!m) return fail(message);
-  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((v) => (v === undefined ? 0 : Number(v)));
+  const [year, month, day, hour = 0, minute = 0, second = 0] = m
+    .slice(1, 7)
+    .map((v) => (v === undefined ? 0 : Number(v)));
   if (year! < 1 || month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth(year!, month!)) return fail(message);
   if (hour > 23 || minute > 59 || second > 59) return fail(message);
   const millis = Number((m[7] ?? '0').padEnd(3, '0').slice(0, 3));

@@ -12,7 +12,14 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import type { Dialect } from '../../src/db/dialect.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
@@ -51,7 +58,11 @@ export function watch(page: Page): Trouble {
     const where = message.location().url;
     // The document itself answering 4xx (401/404/409/422…) is the page under test (an error page, a form with
     // errors, the conflict page), and Chromium logs it; any other failed load is a real problem.
-    if (/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text()) && isDocument(page, where)) return;
+    if (
+      /^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text()) &&
+      isDocument(page, where)
+    )
+      return;
     trouble.errors.push(`console error on ${page.url()}: ${message.text()}${where ? ` (${where})` : ''}`);
   });
   page.on('pageerror', (error) => trouble.errors.push(`uncaught exception on ${page.url()}: ${error.message}`));
@@ -59,10 +70,12 @@ export function watch(page: Page): Trouble {
     const request = response.request();
     if (request.isNavigationRequest() && request.frame() === page.mainFrame()) return;
     if (request.resourceType() === 'fetch' || request.resourceType() === 'xhr') {
-      if (response.status() >= 500) trouble.errors.push(`${response.status()} for ${request.method()} ${response.url()} (htmx)`);
+      if (response.status() >= 500)
+        trouble.errors.push(`${response.status()} for ${request.method()} ${response.url()} (htmx)`);
       return;
     }
-    if (response.status() >= 400) trouble.errors.push(`${response.status()} for sub-resource ${response.url()} on ${page.url()}`);
+    if (response.status() >= 400)
+      trouble.errors.push(`${response.status()} for sub-resource ${response.url()} on ${page.url()}`);
   });
   page.on('requestfailed', (request) => {
     if (request.isNavigationRequest()) return;
@@ -94,8 +107,17 @@ export function assertClean(page: Page, where = page.url()): void {
 }
 
 /** A new browser context (one user: its own cookies) with one watched page. */
-export async function newUser(browser: Browser, baseURL: string, options: { viewport?: { width: number; height: number }; locale?: string } = {}): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ baseURL, viewport: options.viewport ?? { width: 1280, height: 800 }, locale: options.locale ?? 'en-US', timezoneId: 'UTC' });
+export async function newUser(
+  browser: Browser,
+  baseURL: string,
+  options: { viewport?: { width: number; height: number }; locale?: string } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({
+    baseURL,
+    viewport: options.viewport ?? { width: 1280, height: 800 },
+    locale: options.locale ?? 'en-US',
+    timezoneId: 'UTC',
+  });
   context.setDefaultTimeout(15_000);
   context.setDefaultNavigationTimeout(20_000);
   const page = await context.newPage();
@@ -114,7 +136,11 @@ export async function newTab(context: BrowserContext): Promise<Page> {
 export async function visit(page: Page, path: string, status = 200): Promise<void> {
   const response = await page.goto(path);
   assert.ok(response, `no response for ${path}`);
-  assert.equal(response.status(), status, `GET ${path} answered ${response.status()}, not ${status}; now at ${page.url()}`);
+  assert.equal(
+    response.status(),
+    status,
+    `GET ${path} answered ${response.status()}, not ${status}; now at ${page.url()}`,
+  );
 }
 
 /** The page's path and query, e.g. `/contacts?search=x`. */
@@ -135,11 +161,24 @@ export async function checkA11y(page: Page, label: string, seen?: Set<string>): 
   if (process.env.AXE_TIMING) console.error(`axe ${label}: ${Date.now() - started} ms`);
   const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   // AXE_ALL=1 lists the moderate and minor findings too (they do not fail a test).
-  if (process.env.AXE_ALL) for (const v of result.violations.filter((x) => !bad.includes(x))) console.error(`axe ${label}: [${v.impact}] ${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+  if (process.env.AXE_ALL)
+    for (const v of result.violations.filter((x) => !bad.includes(x)))
+      console.error(
+        `axe ${label}: [${v.impact}] ${v.id}: ${v.help} — ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+      );
   seen?.add(label);
-  const text = bad.map((v) =>
-    `- [${v.impact}] ${v.id}: ${v.help} (${v.helpUrl})\n${v.nodes.slice(0, 5).map((n) => `    ${n.target.join(' ')}\n      ${n.failureSummary?.replace(/\n/g, '\n      ') ?? ''}`).join('\n')}`,
-  ).join('\n');
+  const text = bad
+    .map(
+      (v) =>
+        `- [${v.impact}] ${v.id}: ${v.help} (${v.helpUrl})\n${v.nodes
+          .slice(0, 5)
+          .map((n) => `    ${n.target.join(' ')}\n      ${n.failureSummary?.replace(/\n/g, '\n      ') ?? ''}`)
+          .join('\n')}`,
+    )
+    .join('\n');
   assert.equal(bad.length, 0, `axe found serious/critical violations on "${label}" (${page.url()}):\n${text}`);
   assertClean(page, label);
 }
@@ -147,7 +186,14 @@ export async function checkA11y(page: Page, label: string, seen?: Set<string>): 
 /** The current 6-digit TOTP code for a base32 secret, computed by oathtool (an independent implementation). */
 export function totp(secret: string, offsetSeconds = 0): string {
   const args = ['--totp', '-b', secret.replace(/\s+/g, '')];
-  if (offsetSeconds) args.push('--now', new Date(Date.now() + offsetSeconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
+  if (offsetSeconds)
+    args.push(
+      '--now',
+      new Date(Date.now() + offsetSeconds * 1000)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, ' UTC'),
+    );
   return execFileSync('/usr/bin/oathtool', args, { encoding: 'utf8' }).trim();
 }
 
@@ -172,7 +218,11 @@ export async function newestMail(dataDir: string, after: number, timeoutMs = 500
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const files = fs.existsSync(dir)
-      ? fs.readdirSync(dir).filter((f) => f.endsWith('.eml')).map((f) => path.join(dir, f)).filter((f) => fs.statSync(f).mtimeMs >= after)
+      ? fs
+          .readdirSync(dir)
+          .filter((f) => f.endsWith('.eml'))
+          .map((f) => path.join(dir, f))
+          .filter((f) => fs.statSync(f).mtimeMs >= after)
       : [];
     if (files.length) {
       const newest = files.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0]!;
@@ -195,21 +245,38 @@ export function linkIn(mail: string, pathname: string): string {
 }
 
 /** Signs in through the form (email, password, optional remember me); does not answer a two-factor challenge. */
-export async function signIn(page: Page, email: string, password: string, options: { remember?: boolean } = {}): Promise<void> {
+export async function signIn(
+  page: Page,
+  email: string,
+  password: string,
+  options: { remember?: boolean } = {},
+): Promise<void> {
   await visit(page, '/login');
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   if (options.remember) await page.getByLabel('Remember me on this device').check();
-  await Promise.all([page.waitForURL((u) => u.pathname !== '/login'), page.locator('main').getByRole('button', { name: 'Sign in' }).click()]);
+  await Promise.all([
+    page.waitForURL((u) => u.pathname !== '/login'),
+    page.locator('main').getByRole('button', { name: 'Sign in' }).click(),
+  ]);
 }
 
 export async function signOut(page: Page): Promise<void> {
-  await Promise.all([page.waitForURL('**/login'), page.locator('header').getByRole('button', { name: 'Sign out' }).click()]);
+  await Promise.all([
+    page.waitForURL('**/login'),
+    page.locator('header').getByRole('button', { name: 'Sign out' }).click(),
+  ]);
 }
 
 /** Clicks a submit button in <main> (never the header's "Sign out") and waits for the next document. */
 export async function submit(page: Page, name: string | RegExp): Promise<void> {
-  await Promise.all([page.waitForNavigation(), page.locator('main').getByRole('button', { name, exact: typeof name === 'string' }).click()]);
+  await Promise.all([
+    page.waitForNavigation(),
+    page
+      .locator('main')
+      .getByRole('button', { name, exact: typeof name === 'string' })
+      .click(),
+  ]);
 }
 
 /** Whether the text is shown on the page as text (and so was not taken for markup). */

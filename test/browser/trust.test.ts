@@ -22,7 +22,11 @@ const SHOTS = process.env.LEADBOOK_SHOTS;
 
 /** Whether the page is the whole, styled page (not an htmx fragment shown as a document). */
 async function assertWholePage(page: Page, where: string): Promise<void> {
-  assert.equal(await page.locator('header.site-header nav[aria-label="Main"]').count(), 1, `${where}: the header and navigation are there`);
+  assert.equal(
+    await page.locator('header.site-header nav[aria-label="Main"]').count(),
+    1,
+    `${where}: the header and navigation are there`,
+  );
   assert.equal(await page.locator('link[rel="stylesheet"][href="/assets/app.css"]').count(), 1, `${where}: styled`);
   const background = await page.evaluate(() => getComputedStyle(document.querySelector('header.site-header')!).display);
   assert.notEqual(background, 'inline', `${where}: the stylesheet applies`);
@@ -55,12 +59,17 @@ for (const dialect of DIALECTS) {
 
     /** A team member of their own for each test (ending their session touches nobody else's). */
     async function member(): Promise<{ id: number; email: string; password: string; name: string }> {
-      const who = { email: `trust-${dialect}-${++seq}@example.com`, password: `trust pass ${seq} ${dialect}`, name: `Trusting ${seq}` };
+      const who = {
+        email: `trust-${dialect}-${++seq}@example.com`,
+        password: `trust pass ${seq} ${dialect}`,
+        name: `Trusting ${seq}`,
+      };
       const created = await app.post('/api/v1/users', { ...who, role: 'agent' });
       assert.equal(created.status, 201, created.text);
       return { ...who, id: Number(created.body.data.id) };
     }
-    const endSessionsOf = (userId: number) => app.database.db.deleteFrom('sessions').where('user_id', '=', userId).execute();
+    const endSessionsOf = (userId: number) =>
+      app.database.db.deleteFrom('sessions').where('user_id', '=', userId).execute();
 
     before(async () => {
       app = await startApp(dialect, { env: { LOG_LEVEL: 'warn' } });
@@ -68,7 +77,11 @@ for (const dialect of DIALECTS) {
       // 40 inquiries: every third assigned to the admin, every fourth about solar panels.
       for (let i = 1; i <= 40; i++) {
         const name = `Lead ${String(i).padStart(2, '0')}${i % 4 === 0 ? ' solar' : ''}`;
-        const created = await app.post('/api/v1/inquiries', { name, email: `lead${i}@example.com`, ...(i % 3 === 0 ? { assigned_to: Number(app.admin.id) } : {}) });
+        const created = await app.post('/api/v1/inquiries', {
+          name,
+          email: `lead${i}@example.com`,
+          ...(i % 3 === 0 ? { assigned_to: Number(app.admin.id) } : {}),
+        });
         assert.equal(created.status, 201, created.text);
       }
     });
@@ -86,14 +99,22 @@ for (const dialect of DIALECTS) {
         await page.goto('/inquiries');
         await page.locator('#field-search').fill('solar');
         await page.waitForURL(/search=solar/);
-        await page.waitForFunction(() => [...document.querySelectorAll('#results tbody tr td:first-child')].every((td) => (td as HTMLElement).innerText.includes('solar')));
+        await page.waitForFunction(() =>
+          [...document.querySelectorAll('#results tbody tr td:first-child')].every((td) =>
+            (td as HTMLElement).innerText.includes('solar'),
+          ),
+        );
         const searched = await rowNames(page);
         assert.equal(searched.length, 10);
         const address = here(page);
         await roundTrip(page, 'first', async (where) => {
           assert.equal(here(page), address, `${where}: the searched address`);
           await assertWholePage(page, where);
-          assert.equal(await page.locator('#field-search').inputValue(), 'solar', `${where}: the search box still says solar`);
+          assert.equal(
+            await page.locator('#field-search').inputValue(),
+            'solar',
+            `${where}: the search box still says solar`,
+          );
           assert.deepEqual(await rowNames(page), searched, `${where}: the same results`);
         });
         assertClean(page);
@@ -115,11 +136,22 @@ for (const dialect of DIALECTS) {
         const scrolled = await page.evaluate(() => scrollY);
         await roundTrip(page, 'last', async (where) => {
           await assertWholePage(page, where);
-          assert.equal(await page.locator('#filter-assigned_to').inputValue(), String(app.admin.id), `${where}: Assigned to is still the admin`);
-          assert.equal(await page.locator('details.more-filters').getAttribute('open'), '', `${where}: the filters stay open, showing the one set`);
+          assert.equal(
+            await page.locator('#filter-assigned_to').inputValue(),
+            String(app.admin.id),
+            `${where}: Assigned to is still the admin`,
+          );
+          assert.equal(
+            await page.locator('details.more-filters').getAttribute('open'),
+            '',
+            `${where}: the filters stay open, showing the one set`,
+          );
           assert.deepEqual(await rowNames(page), filtered, `${where}: the same 13 inquiries`);
           await page.waitForFunction((y) => Math.abs(scrollY - y) < 40, scrolled, { timeout: 5000 }).catch(() => {});
-          assert.ok(Math.abs((await page.evaluate(() => scrollY)) - scrolled) < 40, `${where}: scrolled where it was (${scrolled}), not ${await page.evaluate(() => scrollY)}`);
+          assert.ok(
+            Math.abs((await page.evaluate(() => scrollY)) - scrolled) < 40,
+            `${where}: scrolled where it was (${scrolled}), not ${await page.evaluate(() => scrollY)}`,
+          );
         });
         assertClean(page);
         await context.close();
@@ -151,24 +183,53 @@ for (const dialect of DIALECTS) {
         await page.waitForFunction(() => document.querySelectorAll('#results tbody tr').length === 3);
         const filtered = { address: here(page), rows: await rowNames(page) };
 
-        const step = async (go: () => Promise<unknown>, where: string, want: { address: string; search: string; assigned: string; rows: string[] }) => {
+        const step = async (
+          go: () => Promise<unknown>,
+          where: string,
+          want: { address: string; search: string; assigned: string; rows: string[] },
+        ) => {
           await go();
           await page.waitForURL((u) => u.pathname + u.search === want.address, { timeout: 5000 }).catch(() => {});
           assert.equal(here(page), want.address, `${where}: the address`);
           await page.waitForLoadState('load');
-          await page.waitForFunction((n) => document.querySelectorAll('#results tbody tr').length === n, want.rows.length).catch(() => {});
+          await page
+            .waitForFunction((n) => document.querySelectorAll('#results tbody tr').length === n, want.rows.length)
+            .catch(() => {});
           await assertWholePage(page, where);
           assert.equal(await page.locator('#field-search').inputValue(), want.search, `${where}: the search box`);
           assert.equal(await page.locator('#filter-assigned_to').inputValue(), want.assigned, `${where}: Assigned to`);
           assert.deepEqual(await rowNames(page), want.rows, `${where}: the results`);
         };
         const admin = String(app.admin.id);
-        await step(() => page.goBack(), 'Back to the search', { address: searched.address, search: 'solar', assigned: '', rows: searched.rows });
+        await step(() => page.goBack(), 'Back to the search', {
+          address: searched.address,
+          search: 'solar',
+          assigned: '',
+          rows: searched.rows,
+        });
         await page.waitForFunction((y) => Math.abs(scrollY - y) < 40, scrolled, { timeout: 5000 }).catch(() => {});
-        assert.ok(Math.abs((await page.evaluate(() => scrollY)) - scrolled) < 40, `Back to the search: scrolled where it was (${scrolled}), not ${await page.evaluate(() => scrollY)}`);
-        await step(() => page.goBack(), 'Back to the plain list (one step: no step repeats the search)', { address: '/inquiries', search: '', assigned: '', rows: all });
-        await step(() => page.goForward(), 'Forward to the search', { address: searched.address, search: 'solar', assigned: '', rows: searched.rows });
-        await step(() => page.goForward(), 'Forward to the filter', { address: filtered.address, search: 'solar', assigned: admin, rows: filtered.rows });
+        assert.ok(
+          Math.abs((await page.evaluate(() => scrollY)) - scrolled) < 40,
+          `Back to the search: scrolled where it was (${scrolled}), not ${await page.evaluate(() => scrollY)}`,
+        );
+        await step(() => page.goBack(), 'Back to the plain list (one step: no step repeats the search)', {
+          address: '/inquiries',
+          search: '',
+          assigned: '',
+          rows: all,
+        });
+        await step(() => page.goForward(), 'Forward to the search', {
+          address: searched.address,
+          search: 'solar',
+          assigned: '',
+          rows: searched.rows,
+        });
+        await step(() => page.goForward(), 'Forward to the filter', {
+          address: filtered.address,
+          search: 'solar',
+          assigned: admin,
+          rows: filtered.rows,
+        });
         assertClean(page);
         await context.close();
       });
@@ -194,7 +255,7 @@ for (const dialect of DIALECTS) {
         await page.goBack();
         await page.waitForURL((u) => u.pathname + u.search === searched.address);
         await page.waitForLoadState('load');
-        await assertWholePage(page, 'Back to the search\'s page 1');
+        await assertWholePage(page, "Back to the search's page 1");
         assert.equal(await page.locator('#field-search').inputValue(), 'lead', 'page 1: the search box');
         assert.deepEqual(await rowNames(page), searched.rows, 'page 1: the same rows');
         assertClean(page);
@@ -206,7 +267,10 @@ for (const dialect of DIALECTS) {
         const { context, page } = await newUser(browser, app.url, { viewport });
         await signIn(page, who.email, who.password);
         await page.goto('/contacts/new');
-        const detail = 'Wants a quote for 40 solar panels on a barn roof, south facing, 12 by 30 metres; call after 6 pm, '.repeat(4).trim();
+        const detail =
+          'Wants a quote for 40 solar panels on a barn roof, south facing, 12 by 30 metres; call after 6 pm, '
+            .repeat(4)
+            .trim();
         await page.getByLabel('Name').fill('Marta Quinta');
         await page.getByLabel('Email').fill('marta@example.com');
         await page.getByLabel('Detail').fill(detail);
@@ -216,18 +280,31 @@ for (const dialect of DIALECTS) {
         await submit(page, 'Create contact');
         assert.equal(new URL(page.url()).pathname, '/login');
         await page.getByText('Your session had ended, so nothing was saved yet').waitFor();
-        if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `session-ended-sign-in-${width}.png`), fullPage: true });
-        assert.equal(Number((await app.get('/api/v1/contacts?per_page=1')).body.meta.total), before, 'nothing was saved');
+        if (SHOTS)
+          await page.screenshot({ path: path.join(SHOTS, `session-ended-sign-in-${width}.png`), fullPage: true });
+        assert.equal(
+          Number((await app.get('/api/v1/contacts?per_page=1')).body.meta.total),
+          before,
+          'nothing was saved',
+        );
 
         await page.getByLabel('Email').fill(who.email);
         await page.getByLabel('Password').fill(who.password);
-        await Promise.all([page.waitForURL('**/contacts/new'), page.locator('main').getByRole('button', { name: 'Sign in' }).click()]);
+        await Promise.all([
+          page.waitForURL('**/contacts/new'),
+          page.locator('main').getByRole('button', { name: 'Sign in' }).click(),
+        ]);
         await page.getByText('What you typed is back').waitFor();
         assert.equal(await page.getByLabel('Name').inputValue(), 'Marta Quinta');
         assert.equal(await page.getByLabel('Email').inputValue(), 'marta@example.com');
         assert.equal(await page.getByLabel('Detail').inputValue(), detail);
-        if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `session-ended-form-kept-${width}.png`), fullPage: true });
-        assert.equal(Number((await app.get('/api/v1/contacts?per_page=1')).body.meta.total), before, 'still nothing saved');
+        if (SHOTS)
+          await page.screenshot({ path: path.join(SHOTS, `session-ended-form-kept-${width}.png`), fullPage: true });
+        assert.equal(
+          Number((await app.get('/api/v1/contacts?per_page=1')).body.meta.total),
+          before,
+          'still nothing saved',
+        );
 
         await submit(page, 'Create contact');
         assert.match(here(page), /^\/contacts\/\d+$/);
@@ -246,10 +323,17 @@ for (const dialect of DIALECTS) {
         await Promise.all([page.waitForURL('**/login?next=*'), page.locator('#field-search').fill('solar')]);
         assert.equal(new URL(page.url()).searchParams.get('next'), '/inquiries');
         await page.getByText('Your session had ended, so this page could not be updated').waitFor();
-        if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `session-ended-live-search-sign-in-${width}.png`), fullPage: true });
+        if (SHOTS)
+          await page.screenshot({
+            path: path.join(SHOTS, `session-ended-live-search-sign-in-${width}.png`),
+            fullPage: true,
+          });
         await page.getByLabel('Email').fill(who.email);
         await page.getByLabel('Password').fill(who.password);
-        await Promise.all([page.waitForURL('**/inquiries'), page.locator('main').getByRole('button', { name: 'Sign in' }).click()]);
+        await Promise.all([
+          page.waitForURL('**/inquiries'),
+          page.locator('main').getByRole('button', { name: 'Sign in' }).click(),
+        ]);
         await assertWholePage(page, 'the list after signing in again');
         // The refused search was a 401 (with HX-Redirect): Chromium logs it, and nothing else went wrong.
         const trouble = watch(page);

@@ -11,7 +11,23 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { TestApp } from '../helpers/app.ts';
 import { DIALECTS } from '../helpers/database.ts';
 import {
-  allDialogs, assertClean, assertShowsText, checkA11y, here, launchBrowser, linkIn, newestMail, newTab, newUser, signIn, signOut, startEmptyApp, submit, totp, visit, watch,
+  allDialogs,
+  assertClean,
+  assertShowsText,
+  checkA11y,
+  here,
+  launchBrowser,
+  linkIn,
+  newestMail,
+  newTab,
+  newUser,
+  signIn,
+  signOut,
+  startEmptyApp,
+  submit,
+  totp,
+  visit,
+  watch,
 } from './helpers.ts';
 
 const SCRIPT = '<script>alert(1)</script>';
@@ -31,19 +47,38 @@ const firstCells = (page: Page, scope = '#results') => page.locator(`${scope} tb
 /** Waits until the results table shows exactly `n` rows (after an htmx swap). */
 async function waitForRows(page: Page, n: number, scope = '#results'): Promise<void> {
   try {
-    await page.waitForFunction(([s, count]) => document.querySelectorAll(`${s} tbody tr`).length === count, [scope, n] as const);
+    await page.waitForFunction(([s, count]) => document.querySelectorAll(`${s} tbody tr`).length === count, [
+      scope,
+      n,
+    ] as const);
   } catch (error) {
-    const shown = await page.locator(scope).innerText().catch(() => '(none)');
-    throw new Error(`expected ${n} rows in ${scope} at ${page.url()}, the results show:\n${shown.slice(0, 1500)}`, { cause: error });
+    const shown = await page
+      .locator(scope)
+      .innerText()
+      .catch(() => '(none)');
+    throw new Error(`expected ${n} rows in ${scope} at ${page.url()}, the results show:\n${shown.slice(0, 1500)}`, {
+      cause: error,
+    });
   }
 }
 
 /** Waits until the results' first cells are exactly `names` (after an htmx swap). */
 async function waitForCells(page: Page, names: string[], scope = '#results'): Promise<void> {
   try {
-    await page.waitForFunction(([s, wanted]) => JSON.stringify([...document.querySelectorAll(`${s} tbody tr td:first-child`)].map((td) => (td as HTMLElement).innerText.trim())) === wanted, [scope, JSON.stringify(names)] as const);
+    await page.waitForFunction(
+      ([s, wanted]) =>
+        JSON.stringify(
+          [...document.querySelectorAll(`${s} tbody tr td:first-child`)].map((td) =>
+            (td as HTMLElement).innerText.trim(),
+          ),
+        ) === wanted,
+      [scope, JSON.stringify(names)] as const,
+    );
   } catch (error) {
-    throw new Error(`expected the rows ${JSON.stringify(names)} at ${page.url()}, the results show ${JSON.stringify(await firstCells(page, scope))}`, { cause: error });
+    throw new Error(
+      `expected the rows ${JSON.stringify(names)} at ${page.url()}, the results show ${JSON.stringify(await firstCells(page, scope))}`,
+      { cause: error },
+    );
   }
 }
 
@@ -122,304 +157,382 @@ for (const dialect of DIALECTS) {
       await axe(page, 'dashboard (empty)');
 
       await visit(page, '/setup');
-      assert.equal(here(page), '/', 'setup is closed once an account exists (a signed-in admin lands on the dashboard)');
+      assert.equal(
+        here(page),
+        '/',
+        'setup is closed once an account exists (a signed-in admin lands on the dashboard)',
+      );
       assertClean(page);
     });
 
-    step('sign-in: a wrong password is refused with a message, then remember me works; skip link and focus are visible', async () => {
-      await signOut(page);
-      await assertShowsText(page, 'You are signed out', 'the sign-in page');
-      await axe(page, 'login');
+    step(
+      'sign-in: a wrong password is refused with a message, then remember me works; skip link and focus are visible',
+      async () => {
+        await signOut(page);
+        await assertShowsText(page, 'You are signed out', 'the sign-in page');
+        await axe(page, 'login');
 
-      await page.getByLabel('Email').fill(admin.email);
-      await page.getByLabel('Password').fill('not the password');
-      await page.locator('main').getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('alert').waitFor();
-      assert.equal(here(page), '/login');
-      assert.equal(await page.getByLabel('Email').inputValue(), admin.email, 'the typed email is kept');
-      await axe(page, 'login with an error');
+        await page.getByLabel('Email').fill(admin.email);
+        await page.getByLabel('Password').fill('not the password');
+        await page.locator('main').getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('alert').waitFor();
+        assert.equal(here(page), '/login');
+        assert.equal(await page.getByLabel('Email').inputValue(), admin.email, 'the typed email is kept');
+        await axe(page, 'login with an error');
 
-      // Focus on a button is visible too (keyboard focus: Tab to it).
-      await page.getByLabel('Remember me on this device').focus();
-      await page.keyboard.press('Tab');
-      const button = await page.evaluate(() => {
-        const el = document.activeElement as HTMLElement;
-        return { tag: el.tagName, text: el.textContent, outline: getComputedStyle(el).outlineStyle };
-      });
-      assert.deepEqual([button.tag, button.text], ['BUTTON', 'Sign in']);
-      assert.notEqual(button.outline, 'none', 'the focused button has an outline');
+        // Focus on a button is visible too (keyboard focus: Tab to it).
+        await page.getByLabel('Remember me on this device').focus();
+        await page.keyboard.press('Tab');
+        const button = await page.evaluate(() => {
+          const el = document.activeElement as HTMLElement;
+          return { tag: el.tagName, text: el.textContent, outline: getComputedStyle(el).outlineStyle };
+        });
+        assert.deepEqual([button.tag, button.text], ['BUTTON', 'Sign in']);
+        assert.notEqual(button.outline, 'none', 'the focused button has an outline');
 
-      await page.getByLabel('Password').fill(admin.password);
-      await page.getByLabel('Remember me on this device').check();
-      await submit(page, 'Sign in');
-      assert.equal(here(page), '/');
-      const cookies = await adminContext.cookies();
-      assert.ok(cookies.some((c) => c.name === 'leadbook_remember' && c.expires > Date.now() / 1000), 'remember me leaves a lasting cookie');
-      // The browser "restarts" (its session cookie is gone): the remembered device is still signed in.
-      await adminContext.clearCookies({ name: 'leadbook_session' });
-      await visit(page, '/');
-      assert.equal(here(page), '/', 'remember me signs the device back in');
+        await page.getByLabel('Password').fill(admin.password);
+        await page.getByLabel('Remember me on this device').check();
+        await submit(page, 'Sign in');
+        assert.equal(here(page), '/');
+        const cookies = await adminContext.cookies();
+        assert.ok(
+          cookies.some((c) => c.name === 'leadbook_remember' && c.expires > Date.now() / 1000),
+          'remember me leaves a lasting cookie',
+        );
+        // The browser "restarts" (its session cookie is gone): the remembered device is still signed in.
+        await adminContext.clearCookies({ name: 'leadbook_session' });
+        await visit(page, '/');
+        assert.equal(here(page), '/', 'remember me signs the device back in');
 
-      // Keyboard: on a fresh page, the first Tab lands on the skip link, shown with a visible outline;
-      // Enter moves focus to the main content. (The sign-in form autofocuses its first field, so this
-      // is checked on the dashboard.)
-      await visit(page, '/');
-      await page.keyboard.press('Tab');
-      const skip = await page.evaluate(() => {
-        const el = document.activeElement as HTMLElement;
-        const style = getComputedStyle(el);
-        const box = el.getBoundingClientRect();
-        return { cls: el.className, text: el.textContent, outline: style.outlineStyle, left: box.left, right: box.right };
-      });
-      assert.equal(skip.cls, 'skip-link');
-      assert.equal(skip.text, 'Skip to content');
-      assert.notEqual(skip.outline, 'none', 'the focused skip link has an outline');
-      assert.ok(skip.left >= 0 && skip.right > 0, 'the focused skip link is on screen');
-      await page.keyboard.press('Enter');
-      assert.equal(await page.evaluate(() => document.activeElement?.id), 'main', 'the skip link moves focus to the main content');
-      await page.keyboard.press('Tab');
-      const link = await page.evaluate(() => {
-        const el = document.activeElement as HTMLElement;
-        return { tag: el.tagName, outline: getComputedStyle(el).outlineStyle };
-      });
-      assert.deepEqual(link, { tag: 'A', outline: 'solid' }, 'the next Tab reaches a link in the content, with a visible outline');
-      assertClean(page);
+        // Keyboard: on a fresh page, the first Tab lands on the skip link, shown with a visible outline;
+        // Enter moves focus to the main content. (The sign-in form autofocuses its first field, so this
+        // is checked on the dashboard.)
+        await visit(page, '/');
+        await page.keyboard.press('Tab');
+        const skip = await page.evaluate(() => {
+          const el = document.activeElement as HTMLElement;
+          const style = getComputedStyle(el);
+          const box = el.getBoundingClientRect();
+          return {
+            cls: el.className,
+            text: el.textContent,
+            outline: style.outlineStyle,
+            left: box.left,
+            right: box.right,
+          };
+        });
+        assert.equal(skip.cls, 'skip-link');
+        assert.equal(skip.text, 'Skip to content');
+        assert.notEqual(skip.outline, 'none', 'the focused skip link has an outline');
+        assert.ok(skip.left >= 0 && skip.right > 0, 'the focused skip link is on screen');
+        await page.keyboard.press('Enter');
+        assert.equal(
+          await page.evaluate(() => document.activeElement?.id),
+          'main',
+          'the skip link moves focus to the main content',
+        );
+        await page.keyboard.press('Tab');
+        const link = await page.evaluate(() => {
+          const el = document.activeElement as HTMLElement;
+          return { tag: el.tagName, outline: getComputedStyle(el).outlineStyle };
+        });
+        assert.deepEqual(
+          link,
+          { tag: 'A', outline: 'solid' },
+          'the next Tab reaches a link in the content, with a visible outline',
+        );
+        assertClean(page);
 
-      const issued = await fetch(`${app.url}/api/v1/auth/token`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: admin.email, password: admin.password, device_name: 'browser tests' }),
-      });
-      assert.equal(issued.status, 201);
-      token = ((await issued.json()) as { token: string }).token;
-    });
+        const issued = await fetch(`${app.url}/api/v1/auth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: admin.email, password: admin.password, device_name: 'browser tests' }),
+        });
+        assert.equal(issued.status, 201);
+        token = ((await issued.json()) as { token: string }).token;
+      },
+    );
 
-    step('contacts: empty index, create with a validation error kept next to its field, edit, delete after confirming', async () => {
-      await visit(page, '/contacts');
-      await assertShowsText(page, 'No contacts match', 'the empty contacts index');
-      await axe(page, 'contacts index (empty)');
+    step(
+      'contacts: empty index, create with a validation error kept next to its field, edit, delete after confirming',
+      async () => {
+        await visit(page, '/contacts');
+        await assertShowsText(page, 'No contacts match', 'the empty contacts index');
+        await axe(page, 'contacts index (empty)');
 
-      await page.locator('main').getByRole('link', { name: 'New contact' }).click();
-      await page.waitForURL('**/contacts/new');
-      await axe(page, 'contact form (new)');
-      await page.getByLabel('Name').fill('Grace Hopper');
-      await page.getByLabel('Email').fill('grace@example.com');
-      await page.getByLabel('City').fill('Arlington');
-      await page.getByLabel('Service').fill('99999999999');
-      await submit(page, 'Create contact');
-      assert.equal(here(page), '/contacts');
-      await assertShowsText(page, 'Please correct the field below', 'the form with an error');
-      const error = page.locator('#field-service_id-error');
-      assert.match(await error.innerText(), /\S/, 'the error is next to the field');
-      assert.equal(await page.locator('#field-service_id').getAttribute('aria-invalid'), 'true');
-      assert.equal(await page.locator('#field-service_id').getAttribute('aria-describedby'), 'field-service_id-error');
-      assert.equal(await page.locator('#field-service_id').inputValue(), '99999999999', 'the typed value is kept');
-      assert.equal(await page.getByLabel('Name').inputValue(), 'Grace Hopper');
-      assert.equal(await page.getByLabel('City').inputValue(), 'Arlington');
-      assert.equal(await page.locator('.field-error').count(), 1, 'one error only');
-      await axe(page, 'contact form with errors');
+        await page.locator('main').getByRole('link', { name: 'New contact' }).click();
+        await page.waitForURL('**/contacts/new');
+        await axe(page, 'contact form (new)');
+        await page.getByLabel('Name').fill('Grace Hopper');
+        await page.getByLabel('Email').fill('grace@example.com');
+        await page.getByLabel('City').fill('Arlington');
+        await page.getByLabel('Service').fill('99999999999');
+        await submit(page, 'Create contact');
+        assert.equal(here(page), '/contacts');
+        await assertShowsText(page, 'Please correct the field below', 'the form with an error');
+        const error = page.locator('#field-service_id-error');
+        assert.match(await error.innerText(), /\S/, 'the error is next to the field');
+        assert.equal(await page.locator('#field-service_id').getAttribute('aria-invalid'), 'true');
+        assert.equal(
+          await page.locator('#field-service_id').getAttribute('aria-describedby'),
+          'field-service_id-error',
+        );
+        assert.equal(await page.locator('#field-service_id').inputValue(), '99999999999', 'the typed value is kept');
+        assert.equal(await page.getByLabel('Name').inputValue(), 'Grace Hopper');
+        assert.equal(await page.getByLabel('City').inputValue(), 'Arlington');
+        assert.equal(await page.locator('.field-error').count(), 1, 'one error only');
+        await axe(page, 'contact form with errors');
 
-      await page.getByLabel('Service').fill('42');
-      await submit(page, 'Create contact');
-      assert.match(here(page), /^\/contacts\/\d+$/);
-      const id = here(page).split('/').pop()!;
-      await assertShowsText(page, 'Grace Hopper was created', 'the flash');
-      const details = page.locator('dl.record');
-      await assertShowsText(page, 'Arlington', 'the detail page');
-      assert.match(await details.innerText(), /Created by\s+Ada Admin/, 'created_by shows the user name');
-      assert.match(await details.innerText(), /Service\s+42/);
-      await axe(page, 'contact detail');
+        await page.getByLabel('Service').fill('42');
+        await submit(page, 'Create contact');
+        assert.match(here(page), /^\/contacts\/\d+$/);
+        const id = here(page).split('/').pop()!;
+        await assertShowsText(page, 'Grace Hopper was created', 'the flash');
+        const details = page.locator('dl.record');
+        await assertShowsText(page, 'Arlington', 'the detail page');
+        assert.match(await details.innerText(), /Created by\s+Ada Admin/, 'created_by shows the user name');
+        assert.match(await details.innerText(), /Service\s+42/);
+        await axe(page, 'contact detail');
 
-      await page.locator('main').getByRole('link', { name: 'Edit' }).click();
-      await page.waitForURL(`**/contacts/${id}/edit`);
-      await axe(page, 'contact form (edit)');
-      await page.getByLabel('City').fill('New York');
-      await submit(page, 'Save changes');
-      assert.equal(here(page), `/contacts/${id}`);
-      await assertShowsText(page, 'Your changes were saved', 'the flash');
-      assert.match(await page.locator('dl.record').innerText(), /City\s+New York/);
+        await page.locator('main').getByRole('link', { name: 'Edit' }).click();
+        await page.waitForURL(`**/contacts/${id}/edit`);
+        await axe(page, 'contact form (edit)');
+        await page.getByLabel('City').fill('New York');
+        await submit(page, 'Save changes');
+        assert.equal(here(page), `/contacts/${id}`);
+        await assertShowsText(page, 'Your changes were saved', 'the flash');
+        assert.match(await page.locator('dl.record').innerText(), /City\s+New York/);
 
-      await page.locator('main').getByRole('link', { name: 'Delete' }).click();
-      await page.waitForURL(`**/contacts/${id}/delete`);
-      await assertShowsText(page, 'This cannot be undone', 'the delete confirmation');
-      await axe(page, 'contact delete confirmation');
-      await submit(page, 'Delete');
-      assert.equal(here(page), '/contacts');
-      await assertShowsText(page, 'Grace Hopper was deleted', 'the flash');
-      await visit(page, `/contacts/${id}`, 404);
-      await assertShowsText(page, 'Not found', 'the 404 page');
-      await axe(page, 'not found page');
-    });
+        await page.locator('main').getByRole('link', { name: 'Delete' }).click();
+        await page.waitForURL(`**/contacts/${id}/delete`);
+        await assertShowsText(page, 'This cannot be undone', 'the delete confirmation');
+        await axe(page, 'contact delete confirmation');
+        await submit(page, 'Delete');
+        assert.equal(here(page), '/contacts');
+        await assertShowsText(page, 'Grace Hopper was deleted', 'the flash');
+        await visit(page, `/contacts/${id}`, 404);
+        await assertShowsText(page, 'Not found', 'the 404 page');
+        await axe(page, 'not found page');
+      },
+    );
 
-    step('contacts list: paging with the total, per-page choice, live search with the URL updated, sorting by a header', async () => {
-      const created = await Promise.all(Array.from({ length: 30 }, (_, i) => api('POST', '/api/v1/contacts', {
-        name: `Bulk contact ${String(i + 1).padStart(2, '0')}`, email: `bulk${i + 1}@example.com`, city: i % 3 === 0 ? 'Lisbon' : 'Porto', service_id: 100 + i,
-      })));
-      assert.deepEqual(created.map((r) => r.status), Array(30).fill(201));
+    step(
+      'contacts list: paging with the total, per-page choice, live search with the URL updated, sorting by a header',
+      async () => {
+        const created = await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            api('POST', '/api/v1/contacts', {
+              name: `Bulk contact ${String(i + 1).padStart(2, '0')}`,
+              email: `bulk${i + 1}@example.com`,
+              city: i % 3 === 0 ? 'Lisbon' : 'Porto',
+              service_id: 100 + i,
+            }),
+          ),
+        );
+        assert.deepEqual(
+          created.map((r) => r.status),
+          Array(30).fill(201),
+        );
 
-      await visit(page, '/contacts');
-      await assertShowsText(page, 'Showing 1–25 of 30', 'the pager');
-      assert.equal((await firstCells(page)).length, 25);
-      await axe(page, 'contacts index (results)');
+        await visit(page, '/contacts');
+        await assertShowsText(page, 'Showing 1–25 of 30', 'the pager');
+        assert.equal((await firstCells(page)).length, 25);
+        await axe(page, 'contacts index (results)');
 
-      await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Next' }).click();
-      await page.waitForURL(/page=2/);
-      await assertShowsText(page, 'Showing 26–30 of 30', 'page 2');
-      assert.equal((await firstCells(page)).length, 5);
+        await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Next' }).click();
+        await page.waitForURL(/page=2/);
+        await assertShowsText(page, 'Showing 26–30 of 30', 'page 2');
+        assert.equal((await firstCells(page)).length, 5);
 
-      // Per page: the select swaps the results in place and the URL follows.
-      await visit(page, '/contacts');
-      await page.getByLabel('Per page').selectOption('10');
-      await page.waitForURL(/per_page=10/);
-      await waitForRows(page, 10);
-      await assertShowsText(page, 'Showing 1–10 of 30', 'the pager');
-      assert.ok(await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: '3' }).isVisible());
-      assertClean(page);
+        // Per page: the select swaps the results in place and the URL follows.
+        await visit(page, '/contacts');
+        await page.getByLabel('Per page').selectOption('10');
+        await page.waitForURL(/per_page=10/);
+        await waitForRows(page, 10);
+        await assertShowsText(page, 'Showing 1–10 of 30', 'the pager');
+        assert.ok(await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: '3' }).isVisible());
+        assertClean(page);
 
-      // Live search: typing swaps the rows (no page load) and puts the search in the URL.
-      const before = await firstCells(page);
-      const marker = await page.evaluate(() => { (window as unknown as { stay: number }).stay = 1; return 1; });
-      await page.getByLabel('Search contacts').pressSequentially('Bulk contact 07', { delay: 20 });
-      await page.waitForURL(/search=Bulk(\+|%20)contact(\+|%20)07/);
-      await waitForCells(page, ['Bulk contact 07']);
-      const after = await firstCells(page);
-      assert.notDeepEqual(after, before);
-      assert.equal(await page.evaluate(() => (window as unknown as { stay?: number }).stay), marker, 'the search did not reload the page');
-      assert.equal(await page.getByLabel('Search contacts').inputValue(), 'Bulk contact 07', 'the typed text stays in the box');
-      assertClean(page);
+        // Live search: typing swaps the rows (no page load) and puts the search in the URL.
+        const before = await firstCells(page);
+        const marker = await page.evaluate(() => {
+          (window as unknown as { stay: number }).stay = 1;
+          return 1;
+        });
+        await page.getByLabel('Search contacts').pressSequentially('Bulk contact 07', { delay: 20 });
+        await page.waitForURL(/search=Bulk(\+|%20)contact(\+|%20)07/);
+        await waitForCells(page, ['Bulk contact 07']);
+        const after = await firstCells(page);
+        assert.notDeepEqual(after, before);
+        assert.equal(
+          await page.evaluate(() => (window as unknown as { stay?: number }).stay),
+          marker,
+          'the search did not reload the page',
+        );
+        assert.equal(
+          await page.getByLabel('Search contacts').inputValue(),
+          'Bulk contact 07',
+          'the typed text stays in the box',
+        );
+        assertClean(page);
 
-      // No match: it says so and offers to clear.
-      await page.getByLabel('Search contacts').fill('nobody-has-this-name');
-      await page.waitForURL(/search=nobody-has-this-name/);
-      await page.getByText('No contacts match “nobody-has-this-name”').waitFor();
-      await axe(page, 'contacts index (no match)');
-      await page.locator('#results').getByRole('link', { name: 'Clear the search and filters' }).click();
-      await page.waitForURL((u) => u.pathname === '/contacts' && u.search === '');
-      await assertShowsText(page, 'Showing 1–25 of 30', 'the cleared index');
+        // No match: it says so and offers to clear.
+        await page.getByLabel('Search contacts').fill('nobody-has-this-name');
+        await page.waitForURL(/search=nobody-has-this-name/);
+        await page.getByText('No contacts match “nobody-has-this-name”').waitFor();
+        await axe(page, 'contacts index (no match)');
+        await page.locator('#results').getByRole('link', { name: 'Clear the search and filters' }).click();
+        await page.waitForURL((u) => u.pathname === '/contacts' && u.search === '');
+        await assertShowsText(page, 'Showing 1–25 of 30', 'the cleared index');
 
-      // A reload keeps the search (the URL is the state).
-      await visit(page, '/contacts?search=Lisbon');
-      assert.equal(await page.getByLabel('Search contacts').inputValue(), 'Lisbon');
-      await assertShowsText(page, 'Showing 1–10 of 10', 'the Lisbon contacts');
+        // A reload keeps the search (the URL is the state).
+        await visit(page, '/contacts?search=Lisbon');
+        assert.equal(await page.getByLabel('Search contacts').inputValue(), 'Lisbon');
+        await assertShowsText(page, 'Showing 1–10 of 10', 'the Lisbon contacts');
 
-      // Sorting by a column header: ascending, then descending.
-      await visit(page, '/contacts');
-      await page.locator('#results thead').getByRole('link', { name: /^Name/ }).click();
-      await page.waitForURL(/sort=name/);
-      assert.equal(await page.locator('#results thead th').first().getAttribute('aria-sort'), 'ascending');
-      const ascending = await firstCells(page);
-      assert.equal(ascending[0], 'Bulk contact 01');
-      assert.deepEqual(ascending, [...ascending].sort());
-      await page.locator('#results thead').getByRole('link', { name: /^Name/ }).click();
-      await page.waitForURL(/sort=-name/);
-      assert.equal(await page.locator('#results thead th').first().getAttribute('aria-sort'), 'descending');
-      assert.equal((await firstCells(page))[0], 'Bulk contact 30');
-      assertClean(page);
-    });
+        // Sorting by a column header: ascending, then descending.
+        await visit(page, '/contacts');
+        await page.locator('#results thead').getByRole('link', { name: /^Name/ }).click();
+        await page.waitForURL(/sort=name/);
+        assert.equal(await page.locator('#results thead th').first().getAttribute('aria-sort'), 'ascending');
+        const ascending = await firstCells(page);
+        assert.equal(ascending[0], 'Bulk contact 01');
+        assert.deepEqual(ascending, [...ascending].sort());
+        await page.locator('#results thead').getByRole('link', { name: /^Name/ }).click();
+        await page.waitForURL(/sort=-name/);
+        assert.equal(await page.locator('#results thead th').first().getAttribute('aria-sort'), 'descending');
+        assert.equal((await firstCells(page))[0], 'Bulk contact 30');
+        assertClean(page);
+      },
+    );
 
-    step('users: the admin invites an agent through /users/new; the agent chooses a password through the mailed link', async () => {
-      await visit(page, '/users');
-      await axe(page, 'users index');
-      await page.locator('main').getByRole('link', { name: 'New user' }).click();
-      await page.waitForURL('**/users/new');
-      await page.getByLabel('Name (required)').fill(agent.name);
-      await page.getByLabel('Email (required)').fill(agent.email);
-      await page.getByLabel('Role (required)').selectOption('agent');
-      await axe(page, 'user form (new)');
-      const since = Date.now() - 1000;
-      await submit(page, 'Create user');
-      assert.match(here(page), /^\/users\/\d+$/);
-      await assertShowsText(page, `We emailed an invitation to ${agent.email}`, 'the new user page');
-      await axe(page, 'user detail');
+    step(
+      'users: the admin invites an agent through /users/new; the agent chooses a password through the mailed link',
+      async () => {
+        await visit(page, '/users');
+        await axe(page, 'users index');
+        await page.locator('main').getByRole('link', { name: 'New user' }).click();
+        await page.waitForURL('**/users/new');
+        await page.getByLabel('Name (required)').fill(agent.name);
+        await page.getByLabel('Email (required)').fill(agent.email);
+        await page.getByLabel('Role (required)').selectOption('agent');
+        await axe(page, 'user form (new)');
+        const since = Date.now() - 1000;
+        await submit(page, 'Create user');
+        assert.match(here(page), /^\/users\/\d+$/);
+        await assertShowsText(page, `We emailed an invitation to ${agent.email}`, 'the new user page');
+        await axe(page, 'user detail');
 
-      const link = linkIn(await newestMail(app.dataDir, since), '/invitation');
-      const { context, page: invited } = await newUser(browser, app.url);
-      await visit(invited, link);
-      await axe(invited, 'invitation');
-      await invited.getByLabel('Your new password').fill(agent.password);
-      await submit(invited, 'Set my password');
-      assert.equal(here(invited), '/login');
-      await assertShowsText(invited, 'Your password is set', 'the sign-in page after the invitation');
-      assertClean(invited);
-      await context.close();
-    });
+        const link = linkIn(await newestMail(app.dataDir, since), '/invitation');
+        const { context, page: invited } = await newUser(browser, app.url);
+        await visit(invited, link);
+        await axe(invited, 'invitation');
+        await invited.getByLabel('Your new password').fill(agent.password);
+        await submit(invited, 'Set my password');
+        assert.equal(here(invited), '/login');
+        await assertShowsText(invited, 'Your password is set', 'the sign-in page after the invitation');
+        assertClean(invited);
+        await context.close();
+      },
+    );
 
-    step('inquiries: assigned to the agent (assigned date filled in), seen on the agent’s dashboard; states cycle from the list; filters', async () => {
-      await visit(page, '/inquiries');
-      await axe(page, 'inquiries index (empty)');
-      await visit(page, '/inquiries/new');
-      await page.getByLabel('Name').fill('Printer order');
-      await page.getByLabel('Email').fill('orders@example.com');
-      await page.getByLabel('Assigned to').selectOption({ label: agent.name });
-      await axe(page, 'inquiry form (new)');
-      await submit(page, 'Create inquiry');
-      assert.match(here(page), /^\/inquiries\/\d+$/);
-      printerInquiryId = here(page).split('/').pop()!;
-      const details = await page.locator('dl.record').innerText();
-      assert.ok(details.includes(`Assigned to\n${agent.name}`) || details.includes(`Assigned to\t${agent.name}`), `the assignee is shown by name:\n${details}`);
-      assert.doesNotMatch(details, /Assigned date\s+—/, 'the assigned date was filled in');
-      assert.equal(await page.locator('dl.record time').count() >= 1, true);
-      await axe(page, 'inquiry detail');
+    step(
+      'inquiries: assigned to the agent (assigned date filled in), seen on the agent’s dashboard; states cycle from the list; filters',
+      async () => {
+        await visit(page, '/inquiries');
+        await axe(page, 'inquiries index (empty)');
+        await visit(page, '/inquiries/new');
+        await page.getByLabel('Name').fill('Printer order');
+        await page.getByLabel('Email').fill('orders@example.com');
+        await page.getByLabel('Assigned to').selectOption({ label: agent.name });
+        await axe(page, 'inquiry form (new)');
+        await submit(page, 'Create inquiry');
+        assert.match(here(page), /^\/inquiries\/\d+$/);
+        printerInquiryId = here(page).split('/').pop()!;
+        const details = await page.locator('dl.record').innerText();
+        assert.ok(
+          details.includes(`Assigned to\n${agent.name}`) || details.includes(`Assigned to\t${agent.name}`),
+          `the assignee is shown by name:\n${details}`,
+        );
+        assert.doesNotMatch(details, /Assigned date\s+—/, 'the assigned date was filled in');
+        assert.equal((await page.locator('dl.record time').count()) >= 1, true);
+        await axe(page, 'inquiry detail');
 
-      // A second inquiry, unassigned, so filters have something to tell apart.
-      const other = await api('POST', '/api/v1/inquiries', { name: 'Website question', inquiry_status: false });
-      assert.equal(other.status, 201);
+        // A second inquiry, unassigned, so filters have something to tell apart.
+        const other = await api('POST', '/api/v1/inquiries', { name: 'Website question', inquiry_status: false });
+        assert.equal(other.status, 201);
 
-      // The agent, in a browser of their own, sees it under "Assigned to me".
-      ({ context: agentContext, page: agentPage } = await newUser(browser, app.url));
-      await signIn(agentPage, agent.email, agent.password);
-      assert.equal(here(agentPage), '/');
-      const mine = agentPage.locator('#mine');
-      await mine.getByRole('link', { name: 'Printer order' }).waitFor();
-      assert.equal(await mine.getByRole('link', { name: 'Website question' }).count(), 0);
-      assert.match(await agentPage.locator('.grid').innerText(), /1\s+Assigned to me/);
-      await axe(agentPage, 'dashboard (agent, with data)');
-      // At phone width the header is laid out differently (the name must stay, or the profile link is empty).
-      await agentPage.setViewportSize({ width: 390, height: 844 });
-      await axe(agentPage, 'dashboard (agent, at phone width)');
-      assert.ok(await agentPage.locator('header .profile-link').isVisible(), 'the profile link is shown on a phone');
-      assert.ok(await agentPage.evaluate(() => document.documentElement.scrollWidth <= 390), 'nothing pushes the page sideways at 390 px');
-      await agentPage.setViewportSize({ width: 1280, height: 800 });
-      assert.equal(await agentPage.getByRole('link', { name: 'Users' }).count(), 0, 'an agent has no Users entry');
+        // The agent, in a browser of their own, sees it under "Assigned to me".
+        ({ context: agentContext, page: agentPage } = await newUser(browser, app.url));
+        await signIn(agentPage, agent.email, agent.password);
+        assert.equal(here(agentPage), '/');
+        const mine = agentPage.locator('#mine');
+        await mine.getByRole('link', { name: 'Printer order' }).waitFor();
+        assert.equal(await mine.getByRole('link', { name: 'Website question' }).count(), 0);
+        assert.match(await agentPage.locator('.grid').innerText(), /1\s+Assigned to me/);
+        await axe(agentPage, 'dashboard (agent, with data)');
+        // At phone width the header is laid out differently (the name must stay, or the profile link is empty).
+        await agentPage.setViewportSize({ width: 390, height: 844 });
+        await axe(agentPage, 'dashboard (agent, at phone width)');
+        assert.ok(await agentPage.locator('header .profile-link').isVisible(), 'the profile link is shown on a phone');
+        assert.ok(
+          await agentPage.evaluate(() => document.documentElement.scrollWidth <= 390),
+          'nothing pushes the page sideways at 390 px',
+        );
+        await agentPage.setViewportSize({ width: 1280, height: 800 });
+        assert.equal(await agentPage.getByRole('link', { name: 'Users' }).count(), 0, 'an agent has no Users entry');
 
-      // The state toggle cycles Not set → Yes → No → Not set, in place.
-      await visit(page, '/inquiries');
-      await axe(page, 'inquiries index (results)');
-      const row = page.locator('#results tbody tr', { has: page.getByRole('link', { name: 'Printer order' }) });
-      const toggle = () => row.getByRole('button', { name: /^Inquiry status:/ });
-      for (const [from, to] of [['Not set', 'Yes'], ['Yes', 'No'], ['No', 'Not set'], ['Not set', 'Yes']]) {
-        assert.equal(await toggle().innerText(), from);
-        await toggle().click();
-        await row.getByRole('button', { name: `Inquiry status: ${to}. Change it` }).waitFor();
-      }
-      assertClean(page);
-      await visit(page, `/inquiries/${printerInquiryId}`);
-      assert.match(await page.locator('dl.record').innerText(), /Inquiry status\s+Yes/, 'the toggle was saved');
+        // The state toggle cycles Not set → Yes → No → Not set, in place.
+        await visit(page, '/inquiries');
+        await axe(page, 'inquiries index (results)');
+        const row = page.locator('#results tbody tr', { has: page.getByRole('link', { name: 'Printer order' }) });
+        const toggle = () => row.getByRole('button', { name: /^Inquiry status:/ });
+        for (const [from, to] of [
+          ['Not set', 'Yes'],
+          ['Yes', 'No'],
+          ['No', 'Not set'],
+          ['Not set', 'Yes'],
+        ]) {
+          assert.equal(await toggle().innerText(), from);
+          await toggle().click();
+          await row.getByRole('button', { name: `Inquiry status: ${to}. Change it` }).waitFor();
+        }
+        assertClean(page);
+        await visit(page, `/inquiries/${printerInquiryId}`);
+        assert.match(await page.locator('dl.record').innerText(), /Inquiry status\s+Yes/, 'the toggle was saved');
 
-      // Filters: a boolean state, then the assignee.
-      await visit(page, '/inquiries');
-      await waitForRows(page, 2);
-      // The filters fold away until opened (or until one is set).
-      assert.equal(await page.locator('#filter-inquiry_status').isVisible(), false, 'filters start folded');
-      await page.locator('details.more-filters summary').click();
-      await page.locator('#filter-inquiry_status').selectOption('true');
-      await page.waitForURL(/filter%5Binquiry_status%5D=true|filter\[inquiry_status\]=true/);
-      await waitForCells(page, ['Printer order']);
-      await page.locator('#filter-inquiry_status').selectOption('false');
-      await waitForCells(page, ['Website question']);
-      await page.locator('#filter-inquiry_status').selectOption('null');
-      await page.getByText('No inquiries match').waitFor();
-      await page.locator('#filter-inquiry_status').selectOption('');
-      await waitForRows(page, 2);
-      await page.locator('#filter-assigned_to').selectOption({ label: agent.name });
-      await waitForCells(page, ['Printer order']);
-      await page.locator('#filter-assigned_to').selectOption('null');
-      await waitForCells(page, ['Website question']);
-      assert.match(here(page), /assigned_to/);
-      assertClean(page);
-    });
+        // Filters: a boolean state, then the assignee.
+        await visit(page, '/inquiries');
+        await waitForRows(page, 2);
+        // The filters fold away until opened (or until one is set).
+        assert.equal(await page.locator('#filter-inquiry_status').isVisible(), false, 'filters start folded');
+        await page.locator('details.more-filters summary').click();
+        await page.locator('#filter-inquiry_status').selectOption('true');
+        await page.waitForURL(/filter%5Binquiry_status%5D=true|filter\[inquiry_status\]=true/);
+        await waitForCells(page, ['Printer order']);
+        await page.locator('#filter-inquiry_status').selectOption('false');
+        await waitForCells(page, ['Website question']);
+        await page.locator('#filter-inquiry_status').selectOption('null');
+        await page.getByText('No inquiries match').waitFor();
+        await page.locator('#filter-inquiry_status').selectOption('');
+        await waitForRows(page, 2);
+        await page.locator('#filter-assigned_to').selectOption({ label: agent.name });
+        await waitForCells(page, ['Printer order']);
+        await page.locator('#filter-assigned_to').selectOption('null');
+        await waitForCells(page, ['Website question']);
+        assert.match(here(page), /assigned_to/);
+        assertClean(page);
+      },
+    );
 
     step('an inquiry made from a contact copies its fields; stored markup is text', async () => {
-      const contact = await api('POST', '/api/v1/contacts', { name: SCRIPT, city: IMG, detail: `${SCRIPT} ${IMG}`, email: 'xss@example.com', phone: '+1 555 0100' });
+      const contact = await api('POST', '/api/v1/contacts', {
+        name: SCRIPT,
+        city: IMG,
+        detail: `${SCRIPT} ${IMG}`,
+        email: 'xss@example.com',
+        phone: '+1 555 0100',
+      });
       assert.equal(contact.status, 201);
       xssContactId = String(contact.body.data.id);
       await visit(page, `/contacts/${xssContactId}`);
@@ -451,7 +564,10 @@ for (const dialect of DIALECTS) {
         assert.equal(here(tabA), `/contacts/${xssContactId}`);
 
         await tabB.getByLabel('Budget').fill(`${SCRIPT} 5000`);
-        const [response] = await Promise.all([tabB.waitForResponse((r) => r.request().method() === 'POST'), tabB.locator('main').getByRole('button', { name: 'Save changes' }).click()]);
+        const [response] = await Promise.all([
+          tabB.waitForResponse((r) => r.request().method() === 'POST'),
+          tabB.locator('main').getByRole('button', { name: 'Save changes' }).click(),
+        ]);
         assert.equal(response.status(), 409);
         await tabB.getByRole('heading', { name: 'Someone else saved this contact first' }).waitFor();
         await assertShowsText(tabB, 'Nothing of yours was written', 'the conflict page');
@@ -466,7 +582,10 @@ for (const dialect of DIALECTS) {
         assert.equal(stored.body.data.phone, '+44 20 7946 0000', 'the first save stands');
         assert.equal(stored.body.data.budget, null, 'the second save wrote nothing');
 
-        await Promise.all([tabB.waitForURL(`**/contacts/${xssContactId}`), tabB.locator('main').getByRole('link', { name: 'Keep theirs' }).click()]);
+        await Promise.all([
+          tabB.waitForURL(`**/contacts/${xssContactId}`),
+          tabB.locator('main').getByRole('link', { name: 'Keep theirs' }).click(),
+        ]);
         assertClean(tabB);
       } finally {
         await tabB.close();
@@ -486,7 +605,11 @@ for (const dialect of DIALECTS) {
       await submit(page, 'Save profile');
       assert.equal(here(page), '/profile');
       await assertShowsText(page, 'Your profile was saved', 'the profile');
-      assert.equal(await page.locator('header .profile-link').innerText(), admin.name, 'the header shows the new name as text');
+      assert.equal(
+        await page.locator('header .profile-link').innerText(),
+        admin.name,
+        'the header shows the new name as text',
+      );
       assert.equal(await page.locator('#field-name').inputValue(), admin.name);
       assertClean(page);
     });
@@ -506,11 +629,18 @@ for (const dialect of DIALECTS) {
       for (const [p, path, texts] of pages) {
         await visit(p, path);
         for (const text of texts) await assertShowsText(p, text, path);
-        assert.equal(await p.locator('main img[src="x"], main script:not([src])').count(), 0, `no injected element on ${path}`);
+        assert.equal(
+          await p.locator('main img[src="x"], main script:not([src])').count(),
+          0,
+          `no injected element on ${path}`,
+        );
         assertClean(p, path);
       }
       await visit(page, `/contacts/${xssContactId}`);
-      assert.ok((await page.locator('dl.record').innerText()).includes(`Created by\n${admin.name}`), 'created_by shows the name with markup as text');
+      assert.ok(
+        (await page.locator('dl.record').innerText()).includes(`Created by\n${admin.name}`),
+        'created_by shows the name with markup as text',
+      );
       await visit(page, '/');
       await axe(page, 'dashboard (admin, with data)');
 
@@ -541,7 +671,9 @@ for (const dialect of DIALECTS) {
         `Imported Two,two@example.com,"${IMG.replace(/"/g, '""')}",not-a-number`,
         'Imported Three,three@example.com,Bergen,9',
       ].join('\r\n');
-      await page.getByLabel('CSV file').setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+      await page
+        .getByLabel('CSV file')
+        .setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
       await page.locator('main').getByRole('button', { name: 'Import' }).click();
       await page.getByRole('heading', { name: 'Import of contacts' }).waitFor();
       await assertShowsText(page, '2 contacts were created', 'the import report');
@@ -553,11 +685,19 @@ for (const dialect of DIALECTS) {
       assert.match(cells[2] ?? '', /service_id/, 'the problem names the field');
       await axe(page, 'import report');
       const imported = await api('GET', '/api/v1/contacts?search=Imported&sort=name');
-      assert.deepEqual(imported.body.data.map((c: { name: string }) => c.name), ['Imported One', 'Imported Three'], 'the good rows are in, the bad one is not');
+      assert.deepEqual(
+        imported.body.data.map((c: { name: string }) => c.name),
+        ['Imported One', 'Imported Three'],
+        'the good rows are in, the bad one is not',
+      );
 
       // Without a file the browser asks for one; a header the resource does not know is refused by name, nothing imported.
       await visit(page, '/contacts/import');
-      assert.equal(await page.getByLabel('CSV file').evaluate((el: HTMLInputElement) => el.checkValidity()), false, 'a file is required');
+      assert.equal(
+        await page.getByLabel('CSV file').evaluate((el: HTMLInputElement) => el.checkValidity()),
+        false,
+        'a file is required',
+      );
       await page.getByLabel('CSV file').setInputFiles({
         name: 'typo.csv',
         mimeType: 'text/csv',
@@ -571,33 +711,50 @@ for (const dialect of DIALECTS) {
 
       // Export: the current view (its search), as a download.
       await visit(page, '/contacts?search=Imported');
-      const [download] = await Promise.all([page.waitForEvent('download'), page.locator('main').getByRole('link', { name: 'Export CSV' }).click()]);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.locator('main').getByRole('link', { name: 'Export CSV' }).click(),
+      ]);
       assert.match(download.suggestedFilename(), /\.csv$/);
       const text = fs.readFileSync(await download.path(), 'utf8').replace(/^\uFEFF/, '');
       const lines = text.trim().split(/\r?\n/);
       assert.match(lines[0]!, /^name,email,/);
-      assert.deepEqual(lines.slice(1).map((l) => l.split(',')[0]).sort(), ['Imported One', 'Imported Three']);
+      assert.deepEqual(
+        lines
+          .slice(1)
+          .map((l) => l.split(',')[0])
+          .sort(),
+        ['Imported One', 'Imported Three'],
+      );
       assertClean(page);
     });
 
-    step('email verification: the notice links to the resend page; the mailed link confirms the address (the admin: the agent\'s was confirmed by the invitation)', async () => {
-      await visit(page, '/');
-      await page.getByRole('link', { name: 'see how, or get a new link' }).click();
-      await page.waitForURL('**/verify-email');
-      await axe(page, 'verify email notice');
-      const since = Date.now() - 1000;
-      await submit(page, 'Send the link again');
-      await assertShowsText(page, 'A new confirmation link is on its way', 'the notice');
-      const link = linkIn(await newestMail(app.dataDir, since), '/verify-email/');
-      await visit(page, link);
-      assert.equal(here(page), '/');
-      await assertShowsText(page, 'your email address is confirmed', 'the dashboard');
-      assert.equal(await page.getByText('Please confirm your email address').count(), 0, 'the notice is gone');
-      assertClean(page);
-    });
+    step(
+      "email verification: the notice links to the resend page; the mailed link confirms the address (the admin: the agent's was confirmed by the invitation)",
+      async () => {
+        await visit(page, '/');
+        await page.getByRole('link', { name: 'see how, or get a new link' }).click();
+        await page.waitForURL('**/verify-email');
+        await axe(page, 'verify email notice');
+        const since = Date.now() - 1000;
+        await submit(page, 'Send the link again');
+        await assertShowsText(page, 'A new confirmation link is on its way', 'the notice');
+        const link = linkIn(await newestMail(app.dataDir, since), '/verify-email/');
+        await visit(page, link);
+        assert.equal(here(page), '/');
+        await assertShowsText(page, 'your email address is confirmed', 'the dashboard');
+        assert.equal(await page.getByText('Please confirm your email address').count(), 0, 'the notice is gone');
+        assertClean(page);
+      },
+    );
 
     step('without JavaScript: sign in, search with the Apply button, cycle a state, create a contact', async () => {
-      const context = await browser.newContext({ baseURL: app.url, javaScriptEnabled: false, viewport: { width: 390, height: 844 }, locale: 'en-US' });
+      const context = await browser.newContext({
+        baseURL: app.url,
+        javaScriptEnabled: false,
+        viewport: { width: 390, height: 844 },
+        locale: 'en-US',
+      });
       context.setDefaultTimeout(10_000);
       try {
         const plain = await context.newPage();
@@ -662,60 +819,65 @@ for (const dialect of DIALECTS) {
       await axe(agentPage, 'reset password (used link)');
     });
 
-    step('two-factor: enabled on the profile with a code from oathtool; sign-in then asks for a code, or takes a recovery code', async () => {
-      await visit(page, '/profile');
-      const password = page.locator('#enable-password');
-      if (await password.count()) await password.fill(admin.password);
-      await submit(page, 'Enable two-factor authentication');
-      await page.getByRole('heading', { name: 'Set up two-factor authentication' }).waitFor();
-      await axe(page, 'two-factor setup');
-      const secret = (await page.locator('#two-factor-secret').innerText()).replace(/\s+/g, '');
-      assert.match(secret, /^[A-Z2-7]+=*$/, 'the key is base32');
-      await page.getByLabel('6-digit code from the app').fill(totp(secret));
-      await submit(page, 'Turn on');
-      const codes = (await page.locator('#recovery-codes li').allInnerTexts()).map((c) => c.trim());
-      assert.ok(codes.length >= 8, `recovery codes are shown: ${codes.join(', ')}`);
-      await axe(page, 'recovery codes');
-      await visit(page, '/profile');
-      await assertShowsText(page, 'On.', 'the profile with two-factor on');
+    step(
+      'two-factor: enabled on the profile with a code from oathtool; sign-in then asks for a code, or takes a recovery code',
+      async () => {
+        await visit(page, '/profile');
+        const password = page.locator('#enable-password');
+        if (await password.count()) await password.fill(admin.password);
+        await submit(page, 'Enable two-factor authentication');
+        await page.getByRole('heading', { name: 'Set up two-factor authentication' }).waitFor();
+        await axe(page, 'two-factor setup');
+        const secret = (await page.locator('#two-factor-secret').innerText()).replace(/\s+/g, '');
+        assert.match(secret, /^[A-Z2-7]+=*$/, 'the key is base32');
+        await page.getByLabel('6-digit code from the app').fill(totp(secret));
+        await submit(page, 'Turn on');
+        const codes = (await page.locator('#recovery-codes li').allInnerTexts()).map((c) => c.trim());
+        assert.ok(codes.length >= 8, `recovery codes are shown: ${codes.join(', ')}`);
+        await axe(page, 'recovery codes');
+        await visit(page, '/profile');
+        await assertShowsText(page, 'On.', 'the profile with two-factor on');
 
-      await signOut(page);
-      await adminContext.clearCookies();
-      await signIn(page, admin.email, admin.password);
-      assert.equal(new URL(page.url()).pathname, '/two-factor-challenge');
-      await axe(page, 'two-factor challenge');
-      const valid = [-30, 0, 30, 60].map((s) => totp(secret, s));
-      await page.getByLabel('Authentication code').fill(['000000', '111111', '222222'].find((c) => !valid.includes(c))!);
-      await submit(page, 'Continue');
-      await page.locator('#field-code-error').waitFor();
-      await axe(page, 'two-factor challenge with an error');
-      // The current step's code turned two-factor on and is never accepted again; the next step's is (one step of drift).
-      await page.getByLabel('Authentication code').fill(totp(secret, 30));
-      await submit(page, 'Continue');
-      assert.equal(here(page), '/');
+        await signOut(page);
+        await adminContext.clearCookies();
+        await signIn(page, admin.email, admin.password);
+        assert.equal(new URL(page.url()).pathname, '/two-factor-challenge');
+        await axe(page, 'two-factor challenge');
+        const valid = [-30, 0, 30, 60].map((s) => totp(secret, s));
+        await page
+          .getByLabel('Authentication code')
+          .fill(['000000', '111111', '222222'].find((c) => !valid.includes(c))!);
+        await submit(page, 'Continue');
+        await page.locator('#field-code-error').waitFor();
+        await axe(page, 'two-factor challenge with an error');
+        // The current step's code turned two-factor on and is never accepted again; the next step's is (one step of drift).
+        await page.getByLabel('Authentication code').fill(totp(secret, 30));
+        await submit(page, 'Continue');
+        assert.equal(here(page), '/');
 
-      await signOut(page);
-      await signIn(page, admin.email, admin.password);
-      assert.equal(new URL(page.url()).pathname, '/two-factor-challenge');
-      await page.getByText('Use a recovery code instead').click();
-      await page.getByLabel('Recovery code').fill(codes[0]!);
-      await submit(page, 'Continue');
-      assert.equal(here(page), '/');
-      assertClean(page);
+        await signOut(page);
+        await signIn(page, admin.email, admin.password);
+        assert.equal(new URL(page.url()).pathname, '/two-factor-challenge');
+        await page.getByText('Use a recovery code instead').click();
+        await page.getByLabel('Recovery code').fill(codes[0]!);
+        await submit(page, 'Continue');
+        assert.equal(here(page), '/');
+        assertClean(page);
 
-      // A used recovery code does not work twice.
-      await signOut(page);
-      await signIn(page, admin.email, admin.password);
-      await page.getByText('Use a recovery code instead').click();
-      await page.getByLabel('Recovery code').fill(codes[0]!);
-      await submit(page, 'Continue');
-      assert.equal(new URL(page.url()).pathname, '/two-factor-challenge');
-      await page.locator('#field-recovery_code-error').waitFor();
-      await page.getByLabel('Recovery code').fill(codes[1]!);
-      await submit(page, 'Continue');
-      assert.equal(here(page), '/');
-      assertClean(page);
-    });
+        // A used recovery code does not work twice.
+        await signOut(page);
+        await signIn(page, admin.email, admin.password);
+        await page.getByText('Use a recovery code instead').click();
+        await page.getByLabel('Recovery code').fill(codes[0]!);
+        await submit(page, 'Continue');
+        assert.equal(new URL(page.url()).pathname, '/two-factor-challenge');
+        await page.locator('#field-recovery_code-error').waitFor();
+        await page.getByLabel('Recovery code').fill(codes[1]!);
+        await submit(page, 'Continue');
+        assert.equal(here(page), '/');
+        assertClean(page);
+      },
+    );
 
     test('no JavaScript dialog opened on any page (stored markup never ran)', () => {
       assert.deepEqual(allDialogs, []);
@@ -724,14 +886,51 @@ for (const dialect of DIALECTS) {
     step('every page was checked with axe', (t) => {
       if (!audit) return t.skip(`axe ran on ${DIALECTS[0]}`);
       const expected = [
-        'setup', 'setup with errors', 'login', 'login with an error', 'dashboard (empty)', 'dashboard (agent, with data)', 'dashboard (agent, at phone width)', 'dashboard (admin, with data)',
-        'contacts index (empty)', 'contacts index (results)', 'contacts index (no match)', 'contact detail', 'contact form (new)', 'contact form with errors',
-        'contact form (edit)', 'contact delete confirmation', 'not found page', 'users index', 'user form (new)', 'user detail',
-        'inquiries index (empty)', 'inquiries index (results)', 'inquiry form (new)', 'inquiry detail', 'inquiry form (from a contact)', 'conflict page',
-        'forgot password', 'reset password', 'reset password with errors', 'reset password (used link)', 'two-factor challenge', 'two-factor challenge with an error',
-        'verify email notice', 'profile', 'profile with errors', 'two-factor setup', 'recovery codes', 'import page', 'import report', 'import page with an error',
+        'setup',
+        'setup with errors',
+        'login',
+        'login with an error',
+        'dashboard (empty)',
+        'dashboard (agent, with data)',
+        'dashboard (agent, at phone width)',
+        'dashboard (admin, with data)',
+        'contacts index (empty)',
+        'contacts index (results)',
+        'contacts index (no match)',
+        'contact detail',
+        'contact form (new)',
+        'contact form with errors',
+        'contact form (edit)',
+        'contact delete confirmation',
+        'not found page',
+        'users index',
+        'user form (new)',
+        'user detail',
+        'inquiries index (empty)',
+        'inquiries index (results)',
+        'inquiry form (new)',
+        'inquiry detail',
+        'inquiry form (from a contact)',
+        'conflict page',
+        'forgot password',
+        'reset password',
+        'reset password with errors',
+        'reset password (used link)',
+        'two-factor challenge',
+        'two-factor challenge with an error',
+        'verify email notice',
+        'profile',
+        'profile with errors',
+        'two-factor setup',
+        'recovery codes',
+        'import page',
+        'import report',
+        'import page with an error',
       ];
-      assert.deepEqual(expected.filter((label) => !a11y.has(label)), []);
+      assert.deepEqual(
+        expected.filter((label) => !a11y.has(label)),
+        [],
+      );
     });
   });
 }

@@ -59,7 +59,8 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-const exactNumber = (text: string) => (isSafeNumber(text) ? Number(text) : /^-?\d+$/.test(text) ? BigInt(text) : Number(text));
+const exactNumber = (text: string) =>
+  isSafeNumber(text) ? Number(text) : /^-?\d+$/.test(text) ? BigInt(text) : Number(text);
 
 /** JSON text for a request, writing BigInt values as exact numbers. */
 export function toJson(value: unknown): string {
@@ -71,19 +72,41 @@ export function toJson(value: unknown): string {
   );
 }
 
-export async function startApp(dialect: Dialect, options: { env?: Record<string, string>; admin?: boolean } = {}): Promise<TestApp> {
+export async function startApp(
+  dialect: Dialect,
+  options: { env?: Record<string, string>; admin?: boolean } = {},
+): Promise<TestApp> {
   const fresh = await freshDatabase(dialect);
   const database = openDatabase(fresh.options);
   await migrateToLatest(database.db);
   const logs: string[] = [];
   const responses: string[] = [];
-  const logStream = new Writable({ write(chunk, _enc, done) { logs.push(String(chunk)); done(); } });
+  const logStream = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
   const config = loadConfig({ DATA_DIR: fresh.options.dataDir, LOG_LEVEL: 'info', ...options.env });
-  const app: FastifyInstance = await buildApp({ database, config: { ...config, databaseUrl: fresh.options.databaseUrl }, logStream });
+  const app: FastifyInstance = await buildApp({
+    database,
+    config: { ...config, databaseUrl: fresh.options.databaseUrl },
+    logStream,
+  });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  const admin = { email: 'admin@example.com', password: `admin pass ${randomBytes(6).toString('hex')}`, token: '', id: 0 as bigint | number };
+  const admin = {
+    email: 'admin@example.com',
+    password: `admin pass ${randomBytes(6).toString('hex')}`,
+    token: '',
+    id: 0 as bigint | number,
+  };
 
-  const send = async (method: string, path: string, options: RequestOptions, cookies?: Map<string, string>): Promise<Reply> => {
+  const send = async (
+    method: string,
+    path: string,
+    options: RequestOptions,
+    cookies?: Map<string, string>,
+  ): Promise<Reply> => {
     const headers: Record<string, string> = { ...options.headers };
     let body = options.body;
     if (options.json !== undefined) {
@@ -113,10 +136,16 @@ export async function startApp(dialect: Dialect, options: { env?: Record<string,
   const request: TestApp['request'] = (method, path, opts = {}) => send(method, path, opts);
 
   if (options.admin !== false) {
-    const registered = await request('POST', '/api/v1/auth/register', { json: { name: 'Admin', email: admin.email, password: admin.password }, token: null });
+    const registered = await request('POST', '/api/v1/auth/register', {
+      json: { name: 'Admin', email: admin.email, password: admin.password },
+      token: null,
+    });
     if (registered.status !== 201) throw new Error(`registering the first admin failed: ${registered.text}`);
     admin.id = registered.body.data.id;
-    const issued = await request('POST', '/api/v1/auth/token', { json: { email: admin.email, password: admin.password, device_name: 'tests' }, token: null });
+    const issued = await request('POST', '/api/v1/auth/token', {
+      json: { email: admin.email, password: admin.password, device_name: 'tests' },
+      token: null,
+    });
     if (issued.status !== 201) throw new Error(`creating the admin's token failed: ${issued.text}`);
     admin.token = issued.body.token;
   }

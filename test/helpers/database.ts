@@ -37,7 +37,9 @@ export async function freshDatabase(dialect: Dialect): Promise<FreshDatabase> {
   const removeDir = () => fs.rmSync(dataDir, { recursive: true, force: true });
   if (dialect === 'sqlite') return { options: { dataDir }, drop: async () => removeDir() };
   const name = `leadbook_test_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await adminQuery(`create database ${name} template template0 encoding 'UTF8' lc_collate 'C.UTF-8' lc_ctype 'C.UTF-8'`);
+  await adminQuery(
+    `create database ${name} template template0 encoding 'UTF8' lc_collate 'C.UTF-8' lc_ctype 'C.UTF-8'`,
+  );
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
   return {

@@ -7,11 +7,20 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/leadbook.js');
 
 /** Runs `leadbook ARGS`, writing `input` to its standard input. */
-export function runCli(args: string[], env: Record<string, string> = {}, input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  input = '',
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, cwd: ROOT }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...process.env, ...env }, cwd: ROOT },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
     child.stdin!.end(input);
   });
 }
@@ -34,7 +43,10 @@ export interface Served {
 /** Starts `leadbook serve [args]` and resolves once /healthz answers (or rejects after `timeoutMs`). */
 export async function serveCli(env: Record<string, string>, timeoutMs = 15_000, args: string[] = []): Promise<Served> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, cwd: ROOT });
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    cwd: ROOT,
+  });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
@@ -51,7 +63,9 @@ export async function serveCli(env: Record<string, string>, timeoutMs = 15_000, 
     try {
       const res = await fetch(`${url}/healthz`);
       if (res.ok) return { url, child, output: () => output, stop };
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   await stop();

@@ -27,15 +27,20 @@ export function inDependencyOrder(resources: readonly Resource[]): Resource[] {
   const ordered: Resource[] = [];
   const visit = (resource: Resource, path: Resource[]) => {
     if (ordered.includes(resource) || !resources.includes(resource)) return;
-    if (path.includes(resource)) throw new Error(`required references go round: ${[...path, resource].map((r) => r.name).join(' → ')}`);
-    for (const field of resource.writable) if (field.target && field.required && field.target !== resource) visit(field.target, [...path, resource]);
+    if (path.includes(resource))
+      throw new Error(`required references go round: ${[...path, resource].map((r) => r.name).join(' → ')}`);
+    for (const field of resource.writable)
+      if (field.target && field.required && field.target !== resource) visit(field.target, [...path, resource]);
     ordered.push(resource);
   };
   for (const resource of resources) visit(resource, []);
   return ordered;
 }
 
-type Post = (path: string, body: Record<string, unknown>) => Promise<{ status: number; text: string; body: { data: { id: unknown } } }>;
+type Post = (
+  path: string,
+  body: Record<string, unknown>,
+) => Promise<{ status: number; text: string; body: { data: { id: unknown } } }>;
 
 /**
  * Valid input for any resource over HTTP: the records its references name are created first (once each, through
@@ -46,7 +51,8 @@ export function sampler(post: Post, given: ReadonlyMap<Resource, unknown>) {
   async function existing(target: Resource): Promise<unknown> {
     if (!made.has(target)) {
       const created = await post(`/api/v1/${target.name}`, await input(target, 1, 'target'));
-      if (created.status !== 201) throw new Error(`a ${target.singular} to reference: ${created.status} ${created.text}`);
+      if (created.status !== 201)
+        throw new Error(`a ${target.singular} to reference: ${created.status} ${created.text}`);
       made.set(target, created.body.data.id);
     }
     return made.get(target);

@@ -22,7 +22,10 @@ export interface MailCatcher {
   port: number;
   mails: ReceivedMail[];
   /** Waits (polls) until `count` mails match, up to `timeoutMs`; answers the matching mails. */
-  waitFor(match: (mail: ReceivedMail) => boolean, options?: { count?: number; timeoutMs?: number }): Promise<ReceivedMail[]>;
+  waitFor(
+    match: (mail: ReceivedMail) => boolean,
+    options?: { count?: number; timeoutMs?: number },
+  ): Promise<ReceivedMail[]>;
   close(): Promise<void>;
 }
 

@@ -17,7 +17,18 @@ import { loadConfig } from '../../src/config.ts';
 import { recordResources, resources, user } from '../../src/resources/index.ts';
 import type { Field, Resource } from '../../src/schema/resource.ts';
 import { inDependencyOrder, sampleInput } from '../helpers/samples.ts';
-import { type Api, api, envOf, type Running, signUpAdmin, SOAK, type Warm, type WarmCommand, warmCommand, warmServer } from './helpers/served.ts';
+import {
+  type Api,
+  api,
+  envOf,
+  type Running,
+  signUpAdmin,
+  SOAK,
+  type Warm,
+  type WarmCommand,
+  warmCommand,
+  warmServer,
+} from './helpers/served.ts';
 
 const ROUNDS = SOAK ? 10 : 1;
 const TABLES = resources.map((r) => r.table);
@@ -31,7 +42,9 @@ const stampOf = (resource: Resource): Field => {
   if (!field) throw new Error(`${resource.name} has no plain text field to stamp writes into`);
   return field;
 };
-const restoredCounts = new RegExp(`^Restored .*: ${TABLES.map((t) => (t === user.table ? `1 ${t}` : `\\d+ ${t}`)).join(', ')}\\.`);
+const restoredCounts = new RegExp(
+  `^Restored .*: ${TABLES.map((t) => (t === user.table ? `1 ${t}` : `\\d+ ${t}`)).join(', ')}\\.`,
+);
 // The same key for the source and every restored copy: a backup holds the data, not DATA_DIR/app.key.
 const APP_KEY = Buffer.alloc(32, 7).toString('base64');
 
@@ -45,14 +58,23 @@ async function seed(options: DatabaseOptions): Promise<void> {
       for (let start = 0; start < count; start += 200) {
         const rows = Array.from({ length: Math.min(200, count - start) }, (_, i) => {
           // Declared sample values; references to the first record of an earlier resource (there are no users yet).
-          const input = sampleInput(resource, start + i, `seed${start + i}`, (target) => (target === user ? undefined : 1));
+          const input = sampleInput(resource, start + i, `seed${start + i}`, (target) =>
+            target === user ? undefined : 1,
+          );
           const row: Record<string, unknown> = { ...input, [stampOf(resource).name]: 'seed' };
           for (const f of resource.fields) if (f.timestamp) row[f.name] = now;
-          return Object.fromEntries(Object.entries(row).map(([name, value]) => {
-            const kind = resource.field(name)!.kind;
-            const stored = kind.toDb(value);
-            return [name, database.dialect === 'postgres' && kind.instant && typeof stored === 'string' ? new Date(stored) : stored];
-          }));
+          return Object.fromEntries(
+            Object.entries(row).map(([name, value]) => {
+              const kind = resource.field(name)!.kind;
+              const stored = kind.toDb(value);
+              return [
+                name,
+                database.dialect === 'postgres' && kind.instant && typeof stored === 'string'
+                  ? new Date(stored)
+                  : stored,
+              ];
+            }),
+          );
         });
         await asRecordTables(database.db).insertInto(resource.table).values(rows).execute();
       }
@@ -85,7 +107,7 @@ async function fingerprint(options: DatabaseOptions): Promise<Record<string, { c
 /** Every record of a resource, through the API. */
 async function everything(client: Api, resource: string): Promise<Map<string, Record<string, unknown>>> {
   const all = new Map<string, Record<string, unknown>>();
-  for (let cursor = ''; ;) {
+  for (let cursor = ''; ; ) {
     const page = await client.get(`/api/v1/${resource}?per_page=100&sort=id&cursor=${encodeURIComponent(cursor)}`);
     assert.equal(page.status, 200, page.text);
     for (const record of page.body.data) all.set(String(record.id), record);
@@ -94,23 +116,36 @@ async function everything(client: Api, resource: string): Promise<Map<string, Re
   }
 }
 
-interface Write { seq: number; resource: string; id: string; record: Record<string, unknown> }
+interface Write {
+  seq: number;
+  resource: string;
+  id: string;
+  record: Record<string, unknown>;
+}
 
 const configOf = (fresh: FreshDatabase) => loadConfig(envOf(fresh, { APP_KEY }));
-const seqOf = (resource: Resource, record: Record<string, unknown>) => Number(/^w(\d+)$/.exec(String(record[stampOf(resource).name]))?.[1] ?? 0);
-const everyResource = async (client: Api) => new Map(await Promise.all(WRITTEN.map(async (r) => [r, await everything(client, r.name)] as const)));
+const seqOf = (resource: Resource, record: Record<string, unknown>) =>
+  Number(/^w(\d+)$/.exec(String(record[stampOf(resource).name]))?.[1] ?? 0);
+const everyResource = async (client: Api) =>
+  new Map(await Promise.all(WRITTEN.map(async (r) => [r, await everything(client, r.name)] as const)));
 const bigJson = (v: unknown) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
 
 for (const dialect of DIALECTS) {
   describe(`backup and restore (${dialect})`, () => {
-    test(`a backup taken under writes is one moment's state; restored, it matches the source and serves (${ROUNDS} round${ROUNDS > 1 ? 's' : ''})`, { timeout: SOAK ? 1_800_000 : 180_000 }, async (t) => {
+    test(`a backup taken under writes is one moment's state; restored, it matches the source and serves (${ROUNDS} round${ROUNDS > 1 ? 's' : ''})`, {
+      timeout: SOAK ? 1_800_000 : 180_000,
+    }, async (t) => {
       const source = await freshDatabase(dialect);
       const copies: FreshDatabase[] = [];
       const servers: Running[] = [];
       const stats = { rounds: 0, backups: 0, restores: 0, writes: 0, writesDuringBackup: 0, failures: 0, lost: 0 };
       const warming: Promise<Warm>[] = [];
       const commands: Promise<WarmCommand>[] = [];
-      const freshCopy = async () => { const f = await freshDatabase(dialect); copies.push(f); return f; };
+      const freshCopy = async () => {
+        const f = await freshDatabase(dialect);
+        copies.push(f);
+        return f;
+      };
       try {
         // Each server loads while there is other work to do.
         const warm = warmServer(envOf(source, { APP_KEY }));
@@ -143,8 +178,12 @@ for (const dialect of DIALECTS) {
               const create = s % 3 === 0;
               const stamp = { [stampOf(resource).name]: `w${s}` };
               const answer = create
-                ? await client.request('POST', `/api/v1/${resource.name}`, { json: { ...sampleInput(resource, s, `write${s}`, firstOf), ...stamp } })
-                : await client.request('PATCH', `/api/v1/${resource.name}/${list[(s * 7919) % list.length]}`, { json: stamp });
+                ? await client.request('POST', `/api/v1/${resource.name}`, {
+                    json: { ...sampleInput(resource, s, `write${s}`, firstOf), ...stamp },
+                  })
+                : await client.request('PATCH', `/api/v1/${resource.name}/${list[(s * 7919) % list.length]}`, {
+                    json: stamp,
+                  });
               assert.equal(answer.status, create ? 201 : 200, answer.text);
               const id = String(answer.body.data.id);
               if (create) list.push(id);
@@ -171,27 +210,46 @@ for (const dialect of DIALECTS) {
           // (The commands' own functions, in this process: the command line was run above.)
           assert.match(await backupDatabase(configOf(source), still), /^Backed up /);
           stats.backups++;
-          for (const [file, copy] of [[still, copyStill], [during, copyDuring]] as const) {
+          for (const [file, copy] of [
+            [still, copyStill],
+            [during, copyDuring],
+          ] as const) {
             assert.match(await restoreDatabase(configOf(copy), file), restoredCounts);
           }
           stats.restores += 2;
-          assert.deepEqual(await fingerprint(copyStill.options), await fingerprint(source.options), 'the restored backup has the same counts and row checksums as the source');
+          assert.deepEqual(
+            await fingerprint(copyStill.options),
+            await fingerprint(source.options),
+            'the restored backup has the same counts and row checksums as the source',
+          );
 
           // The backup taken during the writes, restored and served: exactly the state after one write m.
           const restoredServer = await (await restoredWarm).start();
           servers.push(restoredServer);
           const readBack = api(restoredServer.url, admin.token);
           const snapshot = await everyResource(readBack);
-          const m = Math.max(0, ...[...snapshot].flatMap(([r, records]) => [...records.values()].map((record) => seqOf(r, record))));
-          assert.ok(m >= before - 1 && m <= afterBackup, `the snapshot is of a moment while the backup ran: after write ${m}, the backup ran from ${before} to ${afterBackup}`);
+          const m = Math.max(
+            0,
+            ...[...snapshot].flatMap(([r, records]) => [...records.values()].map((record) => seqOf(r, record))),
+          );
+          assert.ok(
+            m >= before - 1 && m <= afterBackup,
+            `the snapshot is of a moment while the backup ran: after write ${m}, the backup ran from ${before} to ${afterBackup}`,
+          );
           stats.writesDuringBackup += afterBackup - before;
           for (const resource of WRITTEN) {
             const expected = new Map(initial.get(resource));
             for (const w of history) if (w.resource === resource.name && w.seq <= m) expected.set(w.id, w.record);
             const got = snapshot.get(resource)!;
-            const wrong = [...new Set([...expected.keys(), ...got.keys()])].filter((id) => bigJson(got.get(id)) !== bigJson(expected.get(id)));
+            const wrong = [...new Set([...expected.keys(), ...got.keys()])].filter(
+              (id) => bigJson(got.get(id)) !== bigJson(expected.get(id)),
+            );
             stats.lost += wrong.length;
-            assert.deepEqual(wrong.slice(0, 10), [], `${resource.name} in the backup are exactly the state after write ${m} (${wrong.length} differ)`);
+            assert.deepEqual(
+              wrong.slice(0, 10),
+              [],
+              `${resource.name} in the backup are exactly the state after write ${m} (${wrong.length} differ)`,
+            );
           }
           await restoredServer.kill('SIGTERM');
           stats.rounds++;
@@ -205,14 +263,23 @@ for (const dialect of DIALECTS) {
         await assert.rejects(restoreDatabase(configOf(source), junk), /notes\.txt is not a Leadbook backup/);
         const wrongKind = path.join(source.options.dataDir, dialect === 'sqlite' ? 'pg.backup' : 'sqlite.backup');
         fs.writeFileSync(wrongKind, dialect === 'sqlite' ? 'PGDMP\x01\x0e\x00' : 'SQLite format 3\0');
-        await assert.rejects(restoreDatabase(configOf(source), wrongKind), /is (a pg_dump archive|a backup of an SQLite database)/);
+        await assert.rejects(
+          restoreDatabase(configOf(source), wrongKind),
+          /is (a pg_dump archive|a backup of an SQLite database)/,
+        );
         const otherSqlite = path.join(source.options.dataDir, 'other.sqlite');
         if (dialect === 'sqlite') {
           const other = new SQLite(otherSqlite);
           other.exec('create table notes (x)');
           other.close();
-          await assert.rejects(restoreDatabase(configOf(source), otherSqlite), { message: new RegExp(`is not a Leadbook backup: it has no leadbook_migrations, ${TABLES.join(', ')} tables`) });
-          await assert.rejects(restoreDatabase(configOf(source), path.join(source.options.dataDir, 'still-1.backup')), /is in use: stop every `leadbook serve`/, 'a restore under a running app is refused');
+          await assert.rejects(restoreDatabase(configOf(source), otherSqlite), {
+            message: new RegExp(`is not a Leadbook backup: it has no leadbook_migrations, ${TABLES.join(', ')} tables`),
+          });
+          await assert.rejects(
+            restoreDatabase(configOf(source), path.join(source.options.dataDir, 'still-1.backup')),
+            /is in use: stop every `leadbook serve`/,
+            'a restore under a running app is refused',
+          );
         }
         assert.deepEqual(await fingerprint(source.options), print, 'a refused restore changes nothing');
         const stillServes = await client.get('/api/v1/contacts?per_page=1');
@@ -221,7 +288,9 @@ for (const dialect of DIALECTS) {
         stats.failures++;
         throw error;
       } finally {
-        t.diagnostic(`reliability backup ${dialect}: rounds=${stats.rounds} backups=${stats.backups} restores=${stats.restores} writes=${stats.writes} writes_during_backups=${stats.writesDuringBackup} failures=${stats.failures} lost_writes=${stats.lost}`);
+        t.diagnostic(
+          `reliability backup ${dialect}: rounds=${stats.rounds} backups=${stats.backups} restores=${stats.restores} writes=${stats.writes} writes_during_backups=${stats.writesDuringBackup} failures=${stats.failures} lost_writes=${stats.lost}`,
+        );
         for (const s of servers) await s.kill('SIGKILL');
         for (const w of [...warming, ...commands]) await (await w.catch(() => null))?.discard();
         for (const f of [source, ...copies]) await f.drop();

@@ -8,7 +8,22 @@ import { recordResources, user } from '../../src/resources/index.ts';
 import type { Resource } from '../../src/schema/resource.ts';
 import { DIALECTS, freshDatabase } from '../helpers/database.ts';
 import { inDependencyOrder, sampleInput } from '../helpers/samples.ts';
-import { type Answer, type Api, api, countOf, envOf, random, recordsById, type Running, SOAK, seedOf, signUpAdmin, sleep, type Warm, warmServer } from './helpers/served.ts';
+import {
+  type Answer,
+  type Api,
+  api,
+  countOf,
+  envOf,
+  random,
+  recordsById,
+  type Running,
+  SOAK,
+  seedOf,
+  signUpAdmin,
+  sleep,
+  type Warm,
+  warmServer,
+} from './helpers/served.ts';
 
 const ROUNDS = SOAK ? 100 : 10;
 // Every record resource, derived from the declarations (accounts are written through their own doors, tested by the
@@ -61,7 +76,9 @@ const same = (a: unknown, b: unknown) => {
 
 for (const dialect of DIALECTS) {
   describe(`crash safety (${dialect})`, () => {
-    test(`every acknowledged write survives SIGKILL, nothing is half-written (${ROUNDS} rounds)`, { timeout: SOAK ? 3_600_000 : 240_000 }, async (t) => {
+    test(`every acknowledged write survives SIGKILL, nothing is half-written (${ROUNDS} rounds)`, {
+      timeout: SOAK ? 3_600_000 : 240_000,
+    }, async (t) => {
       const seed = seedOf();
       const rand = random(seed);
       const fresh = await freshDatabase(dialect);
@@ -85,7 +102,9 @@ for (const dialect of DIALECTS) {
         const totals: Record<ResourceName, number> = Object.fromEntries(RESOURCES.map((r) => [r, 0]));
         const anchors: Anchors = new Map([[user, admin.id]]);
         for (const [i, resource] of RESOURCES.entries()) {
-          const created = await api(server.url, admin.token).request('POST', `/api/v1/${resource}`, { json: createBody(resource, `anchor${i}`, i, anchors) });
+          const created = await api(server.url, admin.token).request('POST', `/api/v1/${resource}`, {
+            json: createBody(resource, `anchor${i}`, i, anchors),
+          });
           assert.equal(created.status, 201, created.text);
           anchors.set(declared(resource), created.body.data.id);
           expected.set(keyOf(resource, created.body.data.id), created.body.data);
@@ -107,15 +126,22 @@ for (const dialect of DIALECTS) {
             while (!stopped) {
               const mine = owned[w]!;
               const tag = `r${round}w${w}n${++n}`;
-              const write: Write = mine.length && rand() < 0.5
-                ? { kind: 'patch', resource, id: mine[Math.floor(rand() * mine.length)]!, body: patchBody(resource, tag, n, anchors) }
-                : { kind: 'create', resource, body: createBody(resource, tag, n, anchors) };
+              const write: Write =
+                mine.length && rand() < 0.5
+                  ? {
+                      kind: 'patch',
+                      resource,
+                      id: mine[Math.floor(rand() * mine.length)]!,
+                      body: patchBody(resource, tag, n, anchors),
+                    }
+                  : { kind: 'create', resource, body: createBody(resource, tag, n, anchors) };
               inFlight[w] = write;
               let answer: Answer;
               try {
-                answer = write.kind === 'create'
-                  ? await client.request('POST', `/api/v1/${resource}`, { json: write.body })
-                  : await client.request('PATCH', `/api/v1/${resource}/${write.id}`, { json: write.body });
+                answer =
+                  write.kind === 'create'
+                    ? await client.request('POST', `/api/v1/${resource}`, { json: write.body })
+                    : await client.request('PATCH', `/api/v1/${resource}/${write.id}`, { json: write.body });
               } catch {
                 return; // the server is gone: the outcome of this write is unknown
               }
@@ -126,7 +152,8 @@ for (const dialect of DIALECTS) {
               }
               const record = answer.body.data;
               const key = keyOf(resource, record.id);
-              if (!holds(record, write.body)) failures.push(`${write.kind} ${key} answered other values than were sent`);
+              if (!holds(record, write.body))
+                failures.push(`${write.kind} ${key} answered other values than were sent`);
               expected.set(key, record);
               etags.set(key, answer.headers.get('etag')!);
               touched.add(key);
@@ -158,7 +185,10 @@ for (const dialect of DIALECTS) {
               const rows = found.body.data as Record<string, unknown>[];
               if (rows.length > 1) problems.push(`in-flight create ${name} is there ${rows.length} times`);
               if (rows.length === 1) {
-                if (!holds(rows[0]!, write.body)) problems.push(`in-flight create ${name} is half there: ${JSON.stringify(rows[0], (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+                if (!holds(rows[0]!, write.body))
+                  problems.push(
+                    `in-flight create ${name} is half there: ${JSON.stringify(rows[0], (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`,
+                  );
                 const key = keyOf(write.resource, rows[0]!.id);
                 expected.set(key, rows[0]!);
                 etags.delete(key);
@@ -170,7 +200,10 @@ for (const dialect of DIALECTS) {
               const key = keyOf(write.resource, write.id);
               const now = (await recordsById(after, write.resource, [BigInt(write.id!)])).get(write.id!);
               const before = expected.get(key)!;
-              if (!now) { problems.push(`${key} vanished while a patch of it was in flight`); continue; }
+              if (!now) {
+                problems.push(`${key} vanished while a patch of it was in flight`);
+                continue;
+              }
               if (same(now, before)) continue;
               const { updated_at: _u, ...rest } = { ...before, ...write.body };
               const { updated_at: _v, ...nowRest } = now;
@@ -194,12 +227,14 @@ for (const dialect of DIALECTS) {
               else if (!same(got, expected.get(key))) problems.push(`${key} differs from what was acknowledged`);
             }
             const total = await countOf(after, resource);
-            if (total !== totals[resource]) problems.push(`${resource}: ${total} records, expected ${totals[resource]}`);
+            if (total !== totals[resource])
+              problems.push(`${resource}: ${total} records, expected ${totals[resource]}`);
           }
           // The ETag is the acknowledged one too (a few records per round).
           for (const key of [...touched].filter((k) => etags.has(k)).slice(0, 3)) {
             const read = await after.get(`/api/v1/${key}`);
-            if (read.headers.get('etag') !== etags.get(key)) problems.push(`${key}: ETag ${read.headers.get('etag')} is not the acknowledged ${etags.get(key)}`);
+            if (read.headers.get('etag') !== etags.get(key))
+              problems.push(`${key}: ETag ${read.headers.get('etag')} is not the acknowledged ${etags.get(key)}`);
           }
           stats.lost += problems.filter((p) => /gone|differs|vanished/.test(p)).length;
           stats.rounds++;
@@ -210,18 +245,28 @@ for (const dialect of DIALECTS) {
         const client = api(server.url, admin.token);
         for (const resource of RESOURCES) {
           const keys = [...expected.keys()].filter((k) => k.startsWith(`${resource}/`));
-          const stored = await recordsById(client, resource, keys.map((k) => BigInt(k.split('/')[1]!)));
+          const stored = await recordsById(
+            client,
+            resource,
+            keys.map((k) => BigInt(k.split('/')[1]!)),
+          );
           const wrong = keys.filter((k) => !same(stored.get(k.split('/')[1]!), expected.get(k)));
           stats.lost += wrong.length;
           assert.deepEqual(wrong, [], `records that differ from their acknowledged state at the end (seed ${seed})`);
-          assert.equal(await countOf(client, resource), totals[resource], `${resource}: no record beyond those written`);
+          assert.equal(
+            await countOf(client, resource),
+            totals[resource],
+            `${resource}: no record beyond those written`,
+          );
         }
         stats.failures = failures.length;
         assert.deepEqual(failures, [], 'no write was refused or answered wrongly before the kill');
         assert.ok(stats.creates > ROUNDS, `the writers got writes through (${stats.creates} creates)`);
         assert.ok(stats.patches > 0, `the writers patched records (${stats.patches})`);
       } finally {
-        t.diagnostic(`reliability crash ${dialect}: rounds=${stats.rounds} acknowledged_creates=${stats.creates} acknowledged_patches=${stats.patches} in_flight=${stats.inFlight} in_flight_applied=${stats.inFlightApplied} failures=${stats.failures} lost_writes=${stats.lost} seed=${seed}`);
+        t.diagnostic(
+          `reliability crash ${dialect}: rounds=${stats.rounds} acknowledged_creates=${stats.creates} acknowledged_patches=${stats.patches} in_flight=${stats.inFlight} in_flight_applied=${stats.inFlightApplied} failures=${stats.failures} lost_writes=${stats.lost} seed=${seed}`,
+        );
         await server?.kill('SIGKILL');
         for (const warm of warming) await (await warm.catch(() => null))?.discard();
         await fresh.drop();

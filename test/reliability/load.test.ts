@@ -20,7 +20,20 @@ const WARM_UP_MS = SOAK ? 5_000 : 1_000;
 const WORKERS = 8;
 const RUN_DIALECTS = SOAK ? DIALECTS : DIALECTS.includes('sqlite') ? ['sqlite' as const] : DIALECTS.slice(0, 1);
 const SEED_ROWS = SOAK ? 2000 : 300;
-const WORDS = ['Lisbon', 'Oslo', 'Nairobi', 'Quito', 'Osaka', 'Perth', 'Tromsø', 'Zürich', 'ada', 'grace', 'linus', 'hopper'];
+const WORDS = [
+  'Lisbon',
+  'Oslo',
+  'Nairobi',
+  'Quito',
+  'Osaka',
+  'Perth',
+  'Tromsø',
+  'Zürich',
+  'ada',
+  'grace',
+  'linus',
+  'hopper',
+];
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
 
@@ -33,7 +46,9 @@ for (const dialect of RUN_DIALECTS) {
       await fresh?.drop();
     });
 
-    test(`${DURATION_MS / 1000} s of 80% reads, 15% writes, 5% sign-ins with ${WORKERS} workers: zero errors${SOAK ? ', memory flat' : ''}`, { timeout: DURATION_MS + WARM_UP_MS + 60_000 }, async (t) => {
+    test(`${DURATION_MS / 1000} s of 80% reads, 15% writes, 5% sign-ins with ${WORKERS} workers: zero errors${SOAK ? ', memory flat' : ''}`, {
+      timeout: DURATION_MS + WARM_UP_MS + 60_000,
+    }, async (t) => {
       fresh = await freshDatabase(dialect);
       served = await serveCli({
         DATA_DIR: fresh.options.dataDir,
@@ -45,23 +60,47 @@ for (const dialect of RUN_DIALECTS) {
       const url = served.url;
       const rssAtStart = treeRss(pid);
 
-      const call = async (method: string, path: string, options: { json?: unknown; token?: string; body?: FormData } = {}) => {
+      const call = async (
+        method: string,
+        path: string,
+        options: { json?: unknown; token?: string; body?: FormData } = {},
+      ) => {
         const headers: Record<string, string> = {};
         if (options.token) headers.authorization = `Bearer ${options.token}`;
         if (options.json !== undefined) headers['content-type'] = 'application/json';
-        const res = await fetch(url + path, { method, headers, body: options.json !== undefined ? toJson(options.json) : options.body, signal: AbortSignal.timeout(10_000) });
+        const res = await fetch(url + path, {
+          method,
+          headers,
+          body: options.json !== undefined ? toJson(options.json) : options.body,
+          signal: AbortSignal.timeout(10_000),
+        });
         const text = await res.text();
-        return { status: res.status, text, body: /json/.test(res.headers.get('content-type') ?? '') && text ? JSON.parse(text) : undefined };
+        return {
+          status: res.status,
+          text,
+          body: /json/.test(res.headers.get('content-type') ?? '') && text ? JSON.parse(text) : undefined,
+        };
       };
 
       // The team: an admin and four agents (who sign in during the run), and their tokens.
-      const admin = { name: 'Admin', email: 'admin@example.com', password: `admin pass ${randomBytes(6).toString('hex')}` };
+      const admin = {
+        name: 'Admin',
+        email: 'admin@example.com',
+        password: `admin pass ${randomBytes(6).toString('hex')}`,
+      };
       assert.equal((await call('POST', '/api/v1/auth/register', { json: admin })).status, 201);
-      const adminToken = (await call('POST', '/api/v1/auth/token', { json: { email: admin.email, password: admin.password, device_name: 'load' } })).body.token as string;
+      const adminToken = (
+        await call('POST', '/api/v1/auth/token', {
+          json: { email: admin.email, password: admin.password, device_name: 'load' },
+        })
+      ).body.token as string;
       const agents: { email: string; password: string; token: string }[] = [];
       for (let i = 0; i < 4; i++) {
         const agent = { email: `agent${i}@example.com`, password: `agent pass ${i} ${randomBytes(4).toString('hex')}` };
-        assert.equal((await call('POST', '/api/v1/users', { json: { name: `Agent ${i}`, ...agent }, token: adminToken })).status, 201);
+        assert.equal(
+          (await call('POST', '/api/v1/users', { json: { name: `Agent ${i}`, ...agent }, token: adminToken })).status,
+          201,
+        );
         const issued = await call('POST', '/api/v1/auth/token', { json: { ...agent, device_name: 'load' } });
         assert.equal(issued.status, 201, issued.text);
         agents.push({ ...agent, token: issued.body.token });
@@ -69,7 +108,11 @@ for (const dialect of RUN_DIALECTS) {
       // Records to read, imported as CSV in one request per resource.
       const ids: Record<'contacts' | 'inquiries', number[]> = { contacts: [], inquiries: [] };
       for (const resource of ['contacts', 'inquiries'] as const) {
-        const rows = Array.from({ length: SEED_ROWS }, (_, i) => `${pick(WORDS)} ${pick(WORDS)} ${i},person${i}@example.com,${pick(WORDS)}${resource === 'inquiries' ? `,${i % 2 === 0}` : ''}`);
+        const rows = Array.from(
+          { length: SEED_ROWS },
+          (_, i) =>
+            `${pick(WORDS)} ${pick(WORDS)} ${i},person${i}@example.com,${pick(WORDS)}${resource === 'inquiries' ? `,${i % 2 === 0}` : ''}`,
+        );
         const csv = `name,email,city${resource === 'inquiries' ? ',status' : ''}\n${rows.join('\n')}\n`;
         const upload = new FormData();
         upload.append('file', new Blob([csv], { type: 'text/csv' }), `${resource}.csv`);
@@ -81,7 +124,12 @@ for (const dialect of RUN_DIALECTS) {
         ids[resource] = Array.from({ length: SEED_ROWS }, (_, i) => top - i);
       }
 
-      const timed = async (op: string, expected: number, send: () => Promise<{ status: number; text: string; body?: Json }>, check?: (body: Json) => boolean): Promise<Outcome> => {
+      const timed = async (
+        op: string,
+        expected: number,
+        send: () => Promise<{ status: number; text: string; body?: Json }>,
+        check?: (body: Json) => boolean,
+      ): Promise<Outcome> => {
         const started = performance.now();
         try {
           const reply = await send();
@@ -96,22 +144,60 @@ for (const dialect of RUN_DIALECTS) {
         const r = Math.random();
         const resource = Math.random() < 0.6 ? 'contacts' : 'inquiries';
         const { token } = pick(agents);
-        if (r < 0.3) return timed('get', 200, () => call('GET', `/api/v1/${resource}/${pick(ids[resource])}`, { token }), (b) => b?.data?.id !== undefined);
+        if (r < 0.3)
+          return timed(
+            'get',
+            200,
+            () => call('GET', `/api/v1/${resource}/${pick(ids[resource])}`, { token }),
+            (b) => b?.data?.id !== undefined,
+          );
         if (r < 0.55) {
-          const query = pick([`page=${1 + Math.floor(Math.random() * 20)}`, 'sort=name', 'sort=-city,name', `filter[city]=${pick(WORDS)}`, 'cursor=&per_page=50', resource === 'inquiries' ? 'filter[status]=true' : 'per_page=100']);
-          return timed('list', 200, () => call('GET', `/api/v1/${resource}?${query}`, { token }), (b) => Array.isArray(b?.data));
+          const query = pick([
+            `page=${1 + Math.floor(Math.random() * 20)}`,
+            'sort=name',
+            'sort=-city,name',
+            `filter[city]=${pick(WORDS)}`,
+            'cursor=&per_page=50',
+            resource === 'inquiries' ? 'filter[status]=true' : 'per_page=100',
+          ]);
+          return timed(
+            'list',
+            200,
+            () => call('GET', `/api/v1/${resource}?${query}`, { token }),
+            (b) => Array.isArray(b?.data),
+          );
         }
-        if (r < 0.8) return timed('search', 200, () => call('GET', `/api/v1/${resource}?search=${encodeURIComponent(pick(WORDS).slice(0, 4))}`, { token }), (b) => Array.isArray(b?.data));
+        if (r < 0.8)
+          return timed(
+            'search',
+            200,
+            () => call('GET', `/api/v1/${resource}?search=${encodeURIComponent(pick(WORDS).slice(0, 4))}`, { token }),
+            (b) => Array.isArray(b?.data),
+          );
         if (r < 0.875) {
           return timed('create', 201, async () => {
-            const reply = await call('POST', `/api/v1/${resource}`, { json: { name: `${pick(WORDS)} created`, email: 'new@example.com', city: pick(WORDS) }, token });
+            const reply = await call('POST', `/api/v1/${resource}`, {
+              json: { name: `${pick(WORDS)} created`, email: 'new@example.com', city: pick(WORDS) },
+              token,
+            });
             if (reply.status === 201) ids[resource].push(Number(reply.body.data.id));
             return reply;
           });
         }
-        if (r < 0.95) return timed('patch', 200, () => call('PATCH', `/api/v1/${resource}/${pick(ids[resource])}`, { json: { city: pick(WORDS), phone: `+1 555 ${Math.floor(Math.random() * 10_000)}` }, token }));
+        if (r < 0.95)
+          return timed('patch', 200, () =>
+            call('PATCH', `/api/v1/${resource}/${pick(ids[resource])}`, {
+              json: { city: pick(WORDS), phone: `+1 555 ${Math.floor(Math.random() * 10_000)}` },
+              token,
+            }),
+          );
         const agent = pick(agents);
-        return timed('sign-in', 200, () => call('POST', '/api/v1/auth/login', { json: { email: agent.email, password: agent.password } }), (b) => b?.data?.email === agent.email);
+        return timed(
+          'sign-in',
+          200,
+          () => call('POST', '/api/v1/auth/login', { json: { email: agent.email, password: agent.password } }),
+          (b) => b?.data?.email === agent.email,
+        );
       };
 
       const warmUp = await runClosedLoop(WORKERS, WARM_UP_MS, next);
@@ -121,15 +207,23 @@ for (const dialect of RUN_DIALECTS) {
       const rssEnd = treeRss(pid);
 
       for (const line of summary(tally).split('\n')) t.diagnostic(`${dialect}: ${line}`);
-      t.diagnostic(`${dialect}: RSS of leadbook serve: ${mb(rssAtStart)} at start, ${mb(rssWarm)} after the warm-up (${warmUp.requests} requests), ${mb(rssEnd)} at the end`);
+      t.diagnostic(
+        `${dialect}: RSS of leadbook serve: ${mb(rssAtStart)} at start, ${mb(rssWarm)} after the warm-up (${warmUp.requests} requests), ${mb(rssEnd)} at the end`,
+      );
       assert.ok(rssAtStart > 0 && rssEnd > 0, 'the RSS of the served process was read');
       assert.deepEqual(tally.samples, [], 'no request failed');
       assert.equal(tally.errors, 0);
       assert.ok(tally.requests >= WORKERS * 10, `the load ran (${tally.requests} requests)`);
-      const reads = ['get', 'list', 'search'].reduce((n, op) => n + (tally.byOp.get(op)?.count ?? 0), 0) / tally.requests;
+      const reads =
+        ['get', 'list', 'search'].reduce((n, op) => n + (tally.byOp.get(op)?.count ?? 0), 0) / tally.requests;
       assert.ok(reads > 0.7 && reads < 0.9, `about 80% reads (${(reads * 100).toFixed(1)}%)`);
-      for (const op of ['get', 'list', 'search', 'create', 'patch', 'sign-in']) assert.ok((tally.byOp.get(op)?.count ?? 0) > 0, `some ${op} requests ran`);
-      if (SOAK) assert.ok(rssEnd <= rssWarm * 1.2 + 20 * 1024 * 1024, `memory stays flat: ${mb(rssEnd)} at the end against ${mb(rssWarm)} after the warm-up`);
+      for (const op of ['get', 'list', 'search', 'create', 'patch', 'sign-in'])
+        assert.ok((tally.byOp.get(op)?.count ?? 0) > 0, `some ${op} requests ran`);
+      if (SOAK)
+        assert.ok(
+          rssEnd <= rssWarm * 1.2 + 20 * 1024 * 1024,
+          `memory stays flat: ${mb(rssEnd)} at the end against ${mb(rssWarm)} after the warm-up`,
+        );
       assert.ok(served!.child.exitCode === null, 'the server is still up');
     });
   });

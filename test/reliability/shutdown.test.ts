@@ -30,9 +30,14 @@ async function seed(options: Parameters<typeof openDatabase>[0]): Promise<void> 
         const rows = Array.from({ length: 500 }, (_, i) => {
           const n = start + i;
           return {
-            name: `Seeded ${n}`, email: `seeded${n}@example.com`, city: `City ${n % 97}`, country: 'NL',
-            detail: `${n} ${'lorem ipsum dolor sit amet '.repeat(18)}`.slice(0, 500), budget: `${n} EUR`,
-            created_at: stamp, updated_at: stamp,
+            name: `Seeded ${n}`,
+            email: `seeded${n}@example.com`,
+            city: `City ${n % 97}`,
+            country: 'NL',
+            detail: `${n} ${'lorem ipsum dolor sit amet '.repeat(18)}`.slice(0, 500),
+            budget: `${n} EUR`,
+            created_at: stamp,
+            updated_at: stamp,
           };
         });
         await trx.insertInto('contacts').values(rows).execute();
@@ -47,14 +52,19 @@ async function seed(options: Parameters<typeof openDatabase>[0]): Promise<void> 
 function refused(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => { socket.destroy(); resolve(false); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
   });
 }
 
 for (const dialect of DIALECTS) {
   describe(`graceful shutdown (${dialect})`, () => {
-    test(`SIGTERM under load: in-flight requests complete, new ones are refused, exit 0, database closed (${ROUNDS} round${ROUNDS > 1 ? 's' : ''})`, { timeout: SOAK ? 900_000 : 120_000 }, async (t) => {
+    test(`SIGTERM under load: in-flight requests complete, new ones are refused, exit 0, database closed (${ROUNDS} round${ROUNDS > 1 ? 's' : ''})`, {
+      timeout: SOAK ? 900_000 : 120_000,
+    }, async (t) => {
       const fresh = await freshDatabase(dialect);
       const stats = { rounds: 0, inFlight: 0, failures: 0 };
       let next: Promise<Warm> | undefined;
@@ -71,25 +81,41 @@ for (const dialect of DIALECTS) {
             token ??= (await signUpAdmin(server.url)).token;
             const client = api(server.url, token);
             // Exports: answered headers first, then a stream of ~7 MB the client does not read yet.
-            const exports = await Promise.all(Array.from({ length: EXPORTS }, async (_, i) => {
-              const res = await fetch(`${server.url}/api/v1/contacts/export?format=csv&sort=${i % 2 ? '-' : ''}name`, {
-                headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(90_000),
-              });
-              assert.equal(res.status, 200, `export ${i} started`);
-              return res;
-            }));
+            const exports = await Promise.all(
+              Array.from({ length: EXPORTS }, async (_, i) => {
+                const res = await fetch(
+                  `${server.url}/api/v1/contacts/export?format=csv&sort=${i % 2 ? '-' : ''}name`,
+                  {
+                    headers: { authorization: `Bearer ${token}` },
+                    signal: AbortSignal.timeout(90_000),
+                  },
+                );
+                assert.equal(res.status, 200, `export ${i} started`);
+                return res;
+              }),
+            );
             // Big list pages, each with a search and a sort to work through; sent, and seen arriving, before the signal.
-            const pages = Array.from({ length: LISTS }, (_, i) => `/api/v1/contacts?per_page=100&page=${i + 2}&search=seeded%20lorem&sort=-city,name`);
+            const pages = Array.from(
+              { length: LISTS },
+              (_, i) => `/api/v1/contacts?per_page=100&page=${i + 2}&search=seeded%20lorem&sort=-city,name`,
+            );
             const lists = pages.map((p) => client.request('GET', p, { timeoutMs: 90_000 }));
             const deadline = Date.now() + 20_000;
-            while (!pages.every((p) => server.output().includes(`"url":"${p}"`)) && Date.now() < deadline) await sleep(5);
-            assert.ok(pages.every((p) => server.output().includes(`"url":"${p}"`)), 'every list request reached the server before SIGTERM');
+            while (!pages.every((p) => server.output().includes(`"url":"${p}"`)) && Date.now() < deadline)
+              await sleep(5);
+            assert.ok(
+              pages.every((p) => server.output().includes(`"url":"${p}"`)),
+              'every list request reached the server before SIGTERM',
+            );
 
             server.child.kill('SIGTERM');
             let refusedAt: number | undefined;
             const signalled = Date.now();
             while (Date.now() - signalled < 5000) {
-              if (await refused(server.port)) { refusedAt = Date.now() - signalled; break; }
+              if (await refused(server.port)) {
+                refusedAt = Date.now() - signalled;
+                break;
+              }
               await sleep(20);
             }
             assert.ok(refusedAt !== undefined, 'new connections are refused within 5 s of SIGTERM');
@@ -100,7 +126,11 @@ for (const dialect of DIALECTS) {
               const lines = body.split('\r\n').filter(Boolean);
               assert.equal(lines.length, ROWS + 1, `export ${i} is complete: a header and ${ROWS} rows`);
               assert.match(lines.at(-1)!, /^Seeded \d+,/, `export ${i} ends with a row`);
-              assert.equal(lines.at(-1)!.split(',').length, lines[0]!.split(',').length, `export ${i} ends with a whole row`);
+              assert.equal(
+                lines.at(-1)!.split(',').length,
+                lines[0]!.split(',').length,
+                `export ${i} ends with a whole row`,
+              );
             }
             for (const [i, answer] of (await Promise.all(lists)).entries()) {
               assert.equal(answer.status, 200, `list ${i}: ${answer.text.slice(0, 200)}`);
@@ -108,7 +138,11 @@ for (const dialect of DIALECTS) {
             }
             stats.inFlight += EXPORTS + LISTS;
             const exit = await within(server.exited, 30_000, null);
-            assert.deepEqual(exit, { code: 0, signal: null }, `the process exits 0 on its own:\n${server.output().slice(-2000)}`);
+            assert.deepEqual(
+              exit,
+              { code: 0, signal: null },
+              `the process exits 0 on its own:\n${server.output().slice(-2000)}`,
+            );
             assert.ok(await refused(server.port), 'nothing listens after the exit');
             // Logged after the database closed without an error (a failed close exits 1).
             assert.match(server.output(), /"msg":"shut down"/, 'the process says it shut down');
@@ -118,7 +152,10 @@ for (const dialect of DIALECTS) {
 
           if (dialect === 'sqlite') {
             const file = path.join(fresh.options.dataDir, 'leadbook.sqlite');
-            assert.ok(!fs.existsSync(`${file}-wal`) || fs.statSync(`${file}-wal`).size === 0, 'no write-ahead log left behind: the last connection checkpointed and closed');
+            assert.ok(
+              !fs.existsSync(`${file}-wal`) || fs.statSync(`${file}-wal`).size === 0,
+              'no write-ahead log left behind: the last connection checkpointed and closed',
+            );
             const check = new SQLite(file, { readonly: true });
             try {
               assert.equal(check.pragma('integrity_check', { simple: true }), 'ok');
@@ -133,7 +170,10 @@ for (const dialect of DIALECTS) {
             try {
               let others = -1;
               for (let i = 0; i < 50 && others !== 0; i++) {
-                const { rows } = await admin.query('select count(*)::int as n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]);
+                const { rows } = await admin.query(
+                  'select count(*)::int as n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+                  [name],
+                );
                 others = rows[0].n;
                 if (others) await sleep(50);
               }
@@ -149,7 +189,9 @@ for (const dialect of DIALECTS) {
         throw error;
       } finally {
         await (await next?.catch(() => null))?.discard();
-        t.diagnostic(`reliability shutdown ${dialect}: rounds=${stats.rounds} in_flight_requests=${stats.inFlight} failures=${stats.failures} lost_writes=0`);
+        t.diagnostic(
+          `reliability shutdown ${dialect}: rounds=${stats.rounds} in_flight_requests=${stats.inFlight} failures=${stats.failures} lost_writes=0`,
+        );
         await fresh.drop();
       }
     });

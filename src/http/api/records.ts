@@ -9,14 +9,16 @@ import { contextOf } from '../context.ts';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } });
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
+});
 const bodyProblems = {
   400: problem('malformed JSON'),
   413: problem('body over 1 MiB'),
   415: problem('not application/json'),
   422: problem('invalid fields, each named in errors'),
 };
-
 
 function ifMatchOf(request: FastifyRequest): string | undefined {
   const value = request.headers['if-match'];
@@ -31,57 +33,131 @@ export function recordRoutes(database: Database, resource: Resource) {
   const withEtag = (reply: FastifyReply, etag: string) => reply.header('ETag', etag);
 
   return async function plugin(app: FastifyInstance) {
-    app.get('', {
-      schema: {
-        tags, summary: `List ${resource.name}`, querystring: listQuerySchema(resource),
-        response: { 200: { description: 'one page of records', $ref: `${ids.list}#` }, 422: problem('invalid list parameters') },
+    app.get(
+      '',
+      {
+        schema: {
+          tags,
+          summary: `List ${resource.name}`,
+          querystring: listQuerySchema(resource),
+          response: {
+            200: { description: 'one page of records', $ref: `${ids.list}#` },
+            422: problem('invalid list parameters'),
+          },
+        },
       },
-    }, (request) => listRecords(contextOf(database, request), resource, request.query as Record<string, unknown>));
+      (request) => listRecords(contextOf(database, request), resource, request.query as Record<string, unknown>),
+    );
 
-    app.get('/:id', {
-      schema: {
-        tags, summary: `Get a ${resource.singular}`, params,
-        response: { 200: { description: 'the record', $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } }, 304: { description: 'not modified', type: 'null' }, 404: problem('no such record') },
+    app.get(
+      '/:id',
+      {
+        schema: {
+          tags,
+          summary: `Get a ${resource.singular}`,
+          params,
+          response: {
+            200: { description: 'the record', $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } },
+            304: { description: 'not modified', type: 'null' },
+            404: problem('no such record'),
+          },
+        },
       },
-    }, async (request: IdRequest, reply) => {
-      const { record, etag } = await getRecord(contextOf(database, request), resource, request.params.id);
-      withEtag(reply, etag);
-      if (request.headers['if-none-match']?.split(',').map((t) => t.trim()).includes(etag)) return reply.code(304).send();
-      return { data: record };
-    });
+      async (request: IdRequest, reply) => {
+        const { record, etag } = await getRecord(contextOf(database, request), resource, request.params.id);
+        withEtag(reply, etag);
+        if (
+          request.headers['if-none-match']
+            ?.split(',')
+            .map((t) => t.trim())
+            .includes(etag)
+        )
+          return reply.code(304).send();
+        return { data: record };
+      },
+    );
 
-    app.post('', {
-      schema: {
-        tags, summary: `Create a ${resource.singular}`, body: { $ref: `${ids.input}#` },
-        response: { 201: { description: 'created', $ref: `${ids.one}#`, headers: { Location: { type: 'string' }, ETag: { type: 'string' } } }, ...bodyProblems },
+    app.post(
+      '',
+      {
+        schema: {
+          tags,
+          summary: `Create a ${resource.singular}`,
+          body: { $ref: `${ids.input}#` },
+          response: {
+            201: {
+              description: 'created',
+              $ref: `${ids.one}#`,
+              headers: { Location: { type: 'string' }, ETag: { type: 'string' } },
+            },
+            ...bodyProblems,
+          },
+        },
       },
-    }, async (request, reply) => {
-      const { record, etag } = await createRecord(contextOf(database, request), resource, request.body);
-      withEtag(reply, etag).header('Location', location(record[resource.primaryKey.name]));
-      return reply.code(201).send({ data: record });
-    });
+      async (request, reply) => {
+        const { record, etag } = await createRecord(contextOf(database, request), resource, request.body);
+        withEtag(reply, etag).header('Location', location(record[resource.primaryKey.name]));
+        return reply.code(201).send({ data: record });
+      },
+    );
 
-    app.patch('/:id', {
-      schema: {
-        tags, summary: `Change some fields of a ${resource.singular}`, params, body: { $ref: `${ids.input}#` },
-        headers: { type: 'object', properties: { 'if-match': { type: 'string', description: 'the ETag you read; a stale one gives 412 and changes nothing' } } },
-        response: { 200: { description: 'the changed record', $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } }, 404: problem('no such record'), 412: problem('the record changed since it was read'), ...bodyProblems },
+    app.patch(
+      '/:id',
+      {
+        schema: {
+          tags,
+          summary: `Change some fields of a ${resource.singular}`,
+          params,
+          body: { $ref: `${ids.input}#` },
+          headers: {
+            type: 'object',
+            properties: {
+              'if-match': {
+                type: 'string',
+                description: 'the ETag you read; a stale one gives 412 and changes nothing',
+              },
+            },
+          },
+          response: {
+            200: { description: 'the changed record', $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } },
+            404: problem('no such record'),
+            412: problem('the record changed since it was read'),
+            ...bodyProblems,
+          },
+        },
       },
-    }, async (request: IdRequest, reply) => {
-      const { record, etag } = await updateRecord(contextOf(database, request), resource, request.params.id, request.body, ifMatchOf(request));
-      withEtag(reply, etag);
-      return { data: record };
-    });
+      async (request: IdRequest, reply) => {
+        const { record, etag } = await updateRecord(
+          contextOf(database, request),
+          resource,
+          request.params.id,
+          request.body,
+          ifMatchOf(request),
+        );
+        withEtag(reply, etag);
+        return { data: record };
+      },
+    );
 
-    app.delete('/:id', {
-      schema: {
-        tags, summary: `Delete a ${resource.singular}`, params,
-        headers: { type: 'object', properties: { 'if-match': { type: 'string' } } },
-        response: { 204: { description: 'deleted', type: 'null' }, 404: problem('no such record'), 412: problem('the record changed since it was read') },
+    app.delete(
+      '/:id',
+      {
+        schema: {
+          tags,
+          summary: `Delete a ${resource.singular}`,
+          params,
+          headers: { type: 'object', properties: { 'if-match': { type: 'string' } } },
+          response: {
+            204: { description: 'deleted', type: 'null' },
+            404: problem('no such record'),
+            412: problem('the record changed since it was read'),
+          },
+        },
       },
-    }, async (request: IdRequest, reply) => {
-      await deleteRecord(contextOf(database, request), resource, request.params.id, ifMatchOf(request));
-      return reply.code(204).send();
-    });
+      async (request: IdRequest, reply) => {
+        await deleteRecord(contextOf(database, request), resource, request.params.id, ifMatchOf(request));
+        return reply.code(204).send();
+      },
+    );
   };
 }

@@ -41,12 +41,21 @@ export function describeResource(r: Resource) {
 export function schemaRoutes(resources: readonly Resource[]) {
   const body = JSON.stringify({ data: resources.map(describeResource) });
   return async function plugin(app: FastifyInstance) {
-    app.get('/schema', {
-      schema: {
-        tags: ['schema'],
-        summary: 'The resource declarations: fields, types, input kinds, rules and flags',
-        response: { 200: { type: 'object', properties: { data: { type: 'array', items: { type: 'object', additionalProperties: true } } } } },
+    app.get(
+      '/schema',
+      {
+        schema: {
+          tags: ['schema'],
+          summary: 'The resource declarations: fields, types, input kinds, rules and flags',
+          response: {
+            200: {
+              type: 'object',
+              properties: { data: { type: 'array', items: { type: 'object', additionalProperties: true } } },
+            },
+          },
+        },
       },
-    }, (_request, reply) => reply.type('application/json; charset=utf-8').send(body));
+      (_request, reply) => reply.type('application/json; charset=utf-8').send(body),
+    );
   };
 }

@@ -16,7 +16,9 @@ const FILES: Record<string, { file: string; type: string }> = {
 };
 
 export async function assetRoutes(app: FastifyInstance): Promise<void> {
-  const contents = Object.fromEntries(Object.entries(FILES).map(([name, { file, type }]) => [name, { body: fs.readFileSync(file), type }]));
+  const contents = Object.fromEntries(
+    Object.entries(FILES).map(([name, { file, type }]) => [name, { body: fs.readFileSync(file), type }]),
+  );
   app.get('/assets/:name', { schema: { hide: true } }, async (request, reply) => {
     const asset = contents[(request.params as { name: string }).name];
     if (!asset) return reply.callNotFound();

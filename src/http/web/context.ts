@@ -9,7 +9,12 @@ import type { Flash, PageContext } from './views/layout.tsx';
 const FLASH_COOKIE = 'leadbook_flash';
 
 export function setFlash(reply: FastifyReply, flash: Flash): void {
-  reply.setCookie(FLASH_COOKIE, Buffer.from(JSON.stringify(flash)).toString('base64url'), { path: '/', httpOnly: true, sameSite: 'lax', maxAge: 60 });
+  reply.setCookie(FLASH_COOKIE, Buffer.from(JSON.stringify(flash)).toString('base64url'), {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    maxAge: 60,
+  });
 }
 
 function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefined {
@@ -27,7 +32,7 @@ function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefi
 function localeOf(request: FastifyRequest): string {
   const wanted = request.headers['accept-language']?.split(',')[0]?.split(';')[0]?.trim();
   try {
-    return wanted ? Intl.DateTimeFormat.supportedLocalesOf([wanted])[0] ?? 'en' : 'en';
+    return wanted ? (Intl.DateTimeFormat.supportedLocalesOf([wanted])[0] ?? 'en') : 'en';
   } catch {
     return 'en';
   }
@@ -43,7 +48,13 @@ export function pageContext(request: FastifyRequest, reply: FastifyReply): PageC
   const shown = user ? publicUser(user) : undefined;
   const ctx: PageContext = {
     viewer: user
-      ? { id: user.id, name: user.name, role: user.role, avatarUrl: (shown?.avatar_url as string | null) ?? null, emailVerified: user.email_verified_at !== null }
+      ? {
+          id: user.id,
+          name: user.name,
+          role: user.role,
+          avatarUrl: (shown?.avatar_url as string | null) ?? null,
+          emailVerified: user.email_verified_at !== null,
+        }
       : undefined,
     csrf: reply.generateCsrf(),
     flash: takeFlash(request, reply),
@@ -65,7 +76,12 @@ export function redirectWith(reply: FastifyReply, to: string, flash?: Flash): Fa
  * it would stay in the history) or in htmx's x-csrf-token header. It runs once the file's part is reached, before
  * the file is read, through @fastify/csrf-protection's own check; a failure is thrown as that plugin's error.
  */
-export function checkCsrf(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, part: MultipartFile | undefined): Promise<void> {
+export function checkCsrf(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  part: MultipartFile | undefined,
+): Promise<void> {
   const field = part?.fields._csrf;
   const token = field && !Array.isArray(field) && field.type === 'field' ? String(field.value) : undefined;
   // Where the plugin's getToken (plugin.tsx) looks first.
@@ -78,5 +94,7 @@ export function checkCsrf(app: FastifyInstance, request: FastifyRequest, reply: 
 
 /** Only same-site paths are followed after sign-in. */
 export function safeNext(next: unknown): string {
-  return typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
+  return typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\')
+    ? next
+    : '/';
 }

@@ -6,7 +6,14 @@ import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/connection.ts';
 import { AppError } from '../../errors.ts';
-import { exportCsv, exportFilename, IMPORT_MAX_BYTES, importColumns, type ImportReport, ROW_ERROR } from '../../records/csv.ts';
+import {
+  exportCsv,
+  exportFilename,
+  IMPORT_MAX_BYTES,
+  importColumns,
+  type ImportReport,
+  ROW_ERROR,
+} from '../../records/csv.ts';
 import { authorize } from '../../records/operations.ts';
 import type { Resource } from '../../schema/resource.ts';
 import { IMPORT_MULTIPART, importUpload, uploadError } from '../csv-upload.ts';
@@ -28,7 +35,15 @@ function ImportProblem({ problem }: { problem: AppError }) {
   return (
     <div class="flash flash-error" role="alert">
       <p>{problem.detail}</p>
-      {errors.length ? <ul>{errors.map(([name, messages]) => <li><code>{name}</code> {messages.join('; ')}</li>)}</ul> : null}
+      {errors.length ? (
+        <ul>
+          {errors.map(([name, messages]) => (
+            <li>
+              <code>{name}</code> {messages.join('; ')}
+            </li>
+          ))}
+        </ul>
+      ) : null}
     </div>
   );
 }
@@ -42,20 +57,43 @@ function ImportPage({ ctx, resource, problem }: { ctx: PageContext; resource: Re
     <Layout ctx={ctx} title={`Import ${resource.name}`}>
       <div class="toolbar">
         <h1>Import {resource.name}</h1>
-        <div class="actions"><a class="button button-secondary" href={`/${resource.name}`}>Back to {resource.name}</a></div>
+        <div class="actions">
+          <a class="button button-secondary" href={`/${resource.name}`}>
+            Back to {resource.name}
+          </a>
+        </div>
       </div>
       {problem ? <ImportProblem problem={problem} /> : null}
       <div class="card">
         <p>
-          Choose a CSV file (comma-separated, UTF-8, at most {IMPORT_MAX_BYTES / 1024 / 1024} MiB). Its first row names the
-          columns with these field names, in any order; leave out the ones you do not need:
+          Choose a CSV file (comma-separated, UTF-8, at most {IMPORT_MAX_BYTES / 1024 / 1024} MiB). Its first row names
+          the columns with these field names, in any order; leave out the ones you do not need:
         </p>
-        <pre class="csv-header"><code>{writable.map((f) => f.name).join(',')}</code></pre>
-        {required.length ? <p>Every row needs {required.map((f, i) => <>{i ? ', ' : ''}<code>{f.name}</code></>)}.</p> : null}
+        <pre class="csv-header">
+          <code>{writable.map((f) => f.name).join(',')}</code>
+        </pre>
+        {required.length ? (
+          <p>
+            Every row needs{' '}
+            {required.map((f, i) => (
+              <>
+                {i ? ', ' : ''}
+                <code>{f.name}</code>
+              </>
+            ))}
+            .
+          </p>
+        ) : null}
         {ignored.length ? (
           <p>
-            The columns {ignored.map((f, i) => <>{i ? ', ' : ''}<code>{f.name}</code></>)} are kept by Leadbook and
-            ignored, so a file exported here can be imported again.
+            The columns{' '}
+            {ignored.map((f, i) => (
+              <>
+                {i ? ', ' : ''}
+                <code>{f.name}</code>
+              </>
+            ))}{' '}
+            are kept by Leadbook and ignored, so a file exported here can be imported again.
           </p>
         ) : null}
         <p class="field-hint">
@@ -63,9 +101,17 @@ function ImportPage({ ctx, resource, problem }: { ctx: PageContext; resource: Re
           like <code>2026-11-22</code>. Good rows are imported; rows with problems are skipped and listed afterwards, so
           you can fix and import just those.
         </p>
-        <form method="post" action={action} enctype="multipart/form-data"
-          hx-post={action} hx-encoding="multipart/form-data" hx-target="main" hx-select="main" hx-swap="outerHTML"
-          data-progress="import-progress">
+        <form
+          method="post"
+          action={action}
+          enctype="multipart/form-data"
+          hx-post={action}
+          hx-encoding="multipart/form-data"
+          hx-target="main"
+          hx-select="main"
+          hx-swap="outerHTML"
+          data-progress="import-progress"
+        >
           {/* Before the file: the server checks the token once it reaches the file, before reading it. */}
           <CsrfInput token={ctx.csrf} />
           <div class="field">
@@ -91,7 +137,9 @@ function ReportPage({ ctx, resource, report }: { ctx: PageContext; resource: Res
       <div class={`flash ${failures ? 'flash-info' : 'flash-success'}`} role="status">
         <p>
           {plural(report.created, `${resource.singular} was`, `${resource.name} were`)} created.{' '}
-          {failures ? `${plural(failures, 'row', 'rows')} could not be imported and ${failures === 1 ? 'was' : 'were'} skipped.` : 'No rows failed.'}
+          {failures
+            ? `${plural(failures, 'row', 'rows')} could not be imported and ${failures === 1 ? 'was' : 'were'} skipped.`
+            : 'No rows failed.'}
         </p>
       </div>
       {report.failed.length ? (
@@ -113,7 +161,9 @@ function ReportPage({ ctx, resource, report }: { ctx: PageContext; resource: Res
                   <td>
                     <ul class="import-errors">
                       {Object.entries(failure.errors).map(([name, messages]) => (
-                        <li>{name === ROW_ERROR ? 'The row' : <code>{name}</code>} {messages.join('; ')}</li>
+                        <li>
+                          {name === ROW_ERROR ? 'The row' : <code>{name}</code>} {messages.join('; ')}
+                        </li>
                       ))}
                     </ul>
                   </td>
@@ -123,11 +173,24 @@ function ReportPage({ ctx, resource, report }: { ctx: PageContext; resource: Res
           </table>
         </div>
       ) : null}
-      {report.failed.length ? <p class="field-hint">Row 1 is the first row under the header; Line is the line of the file where the row starts.</p> : null}
-      {report.failed_truncated ? <p>{plural(report.failed_truncated, 'more row', 'more rows')} failed; only the first {report.failed.length} are listed.</p> : null}
+      {report.failed.length ? (
+        <p class="field-hint">
+          Row 1 is the first row under the header; Line is the line of the file where the row starts.
+        </p>
+      ) : null}
+      {report.failed_truncated ? (
+        <p>
+          {plural(report.failed_truncated, 'more row', 'more rows')} failed; only the first {report.failed.length} are
+          listed.
+        </p>
+      ) : null}
       <div class="actions spaced">
-        <a class="button" href={base}>Back to {resource.name}</a>
-        <a class="button button-secondary" href={`${base}/import`}>Import another file</a>
+        <a class="button" href={base}>
+          Back to {resource.name}
+        </a>
+        <a class="button button-secondary" href={`${base}/import`}>
+          Import another file
+        </a>
       </div>
     </Layout>
   );
@@ -141,11 +204,16 @@ export function csvPages(database: Database, resource: Resource) {
     const importPage = (request: FastifyRequest, reply: FastifyReply, problem?: AppError) =>
       // htmx swaps in only 2xx answers: the page with its message goes to htmx as 200, to a plain form post with its
       // 4xx.
-      sendPage(reply, <ImportPage ctx={pageContext(request, reply)} resource={resource} problem={problem} />, problem && !request.headers['hx-request'] ? problem.status : 200);
+      sendPage(
+        reply,
+        <ImportPage ctx={pageContext(request, reply)} resource={resource} problem={problem} />,
+        problem && !request.headers['hx-request'] ? problem.status : 200,
+      );
 
     // A body that is not multipart never reaches the route: answer with the form and what to do.
     app.setErrorHandler(async (error: FastifyError, request, reply) => {
-      if (request.method === 'POST' && error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return importPage(request, reply, uploadError(error));
+      if (request.method === 'POST' && error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+        return importPage(request, reply, uploadError(error));
       throw error;
     });
 
@@ -170,7 +238,9 @@ export function csvPages(database: Database, resource: Resource) {
     app.post(`${base}/import`, async (request, reply) => {
       let report: ImportReport;
       try {
-        report = await importUpload(contextOf(database, request), resource, request, (part) => checkCsrf(app, request, reply, part));
+        report = await importUpload(contextOf(database, request), resource, request, (part) =>
+          checkCsrf(app, request, reply, part),
+        );
       } catch (error) {
         if (error instanceof AppError && SHOWN.has(error.status)) return importPage(request, reply, error);
         throw error;

@@ -24,40 +24,82 @@ export function dashboardPage(database: Database) {
       const [contacts, inquiries, byState, mine, latest] = await Promise.all([
         total(ctx, contact),
         total(ctx, inquiry),
-        Promise.all(states.map(async (f) => ({ field: f, counts: await Promise.all(['true', 'false', 'null'].map((v) => total(ctx, inquiry, { [f.name]: v }))) }))),
+        Promise.all(
+          states.map(async (f) => ({
+            field: f,
+            counts: await Promise.all(['true', 'false', 'null'].map((v) => total(ctx, inquiry, { [f.name]: v }))),
+          })),
+        ),
         listRecords(ctx, inquiry, { filter: { assigned_to: me }, per_page: '5' }),
         listRecords(ctx, inquiry, { per_page: '5' }),
       ]);
       const choices = await referenceChoices(database, inquiry, [...mine.data, ...latest.data]);
       const page = pageContext(request, reply);
-      return sendPage(reply, (
+      return sendPage(
+        reply,
         <Layout ctx={page} title="Dashboard">
           <h1>Dashboard</h1>
           <div class="grid">
-            <a class="card" href="/contacts"><p class="stat">{contacts}</p><p class="stat-label">Contacts</p></a>
-            <a class="card" href="/inquiries"><p class="stat">{inquiries}</p><p class="stat-label">Inquiries</p></a>
-            <a class="card" href={hrefWith('/inquiries', { filter: { assigned_to: me } })}><p class="stat">{mine.meta.total}</p><p class="stat-label">Assigned to me</p></a>
+            <a class="card" href="/contacts">
+              <p class="stat">{contacts}</p>
+              <p class="stat-label">Contacts</p>
+            </a>
+            <a class="card" href="/inquiries">
+              <p class="stat">{inquiries}</p>
+              <p class="stat-label">Inquiries</p>
+            </a>
+            <a class="card" href={hrefWith('/inquiries', { filter: { assigned_to: me } })}>
+              <p class="stat">{mine.meta.total}</p>
+              <p class="stat-label">Assigned to me</p>
+            </a>
           </div>
           <h2>Inquiries by state</h2>
           <div class="table-wrap">
             <table>
-              <thead><tr><th scope="col">State</th><th scope="col">Yes</th><th scope="col">No</th><th scope="col">Not set</th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">State</th>
+                  <th scope="col">Yes</th>
+                  <th scope="col">No</th>
+                  <th scope="col">Not set</th>
+                </tr>
+              </thead>
               <tbody>
                 {byState.map(({ field, counts }) => (
                   <tr>
                     <th scope="row">{field.label}</th>
-                    {['true', 'false', 'null'].map((v, i) => <td><a href={hrefWith('/inquiries', { filter: { [field.name]: v } })}>{counts[i]}</a></td>)}
+                    {['true', 'false', 'null'].map((v, i) => (
+                      <td>
+                        <a href={hrefWith('/inquiries', { filter: { [field.name]: v } })}>{counts[i]}</a>
+                      </td>
+                    ))}
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
           <h2>Assigned to me</h2>
-          <Results id="mine" ctx={page} resource={inquiry} result={mine} query={{ filter: { assigned_to: me } }} choices={choices} empty="Nothing is assigned to you." />
+          <Results
+            id="mine"
+            ctx={page}
+            resource={inquiry}
+            result={mine}
+            query={{ filter: { assigned_to: me } }}
+            choices={choices}
+            empty="Nothing is assigned to you."
+          />
           <h2>Latest inquiries</h2>
-          <Results id="latest" ctx={page} resource={inquiry} result={latest} query={{}} choices={choices} empty="No inquiries yet." />
-        </Layout>
-      ));
+          <Results
+            id="latest"
+            ctx={page}
+            resource={inquiry}
+            result={latest}
+            query={{}}
+            choices={choices}
+            empty="No inquiries yet."
+          />
+        </Layout>,
+      );
     });
   };
 }

@@ -52,11 +52,19 @@ export function keptForms(a: Accounts) {
       const path = formPageOf(request);
       const body = request.body;
       if (!path || !body || typeof body !== 'object') return { path, kept: false };
-      const values = Object.fromEntries(Object.entries(body).filter(([k, v]) => !neverKept(k) && typeof v === 'string')) as Record<string, string>;
+      const values = Object.fromEntries(
+        Object.entries(body).filter(([k, v]) => !neverKept(k) && typeof v === 'string'),
+      ) as Record<string, string>;
       const kept: Kept = { purpose: PURPOSE, expiresAt: Date.now() + KEEP_SECONDS * 1000, path, values };
       const sealed = encrypt(a.key, deflateRawSync(JSON.stringify(kept)).toString('base64'));
       if (sealed.length > MAX_COOKIE_CHARS) return { path, kept: false };
-      reply.setCookie(COOKIE, sealed, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https', maxAge: KEEP_SECONDS });
+      reply.setCookie(COOKIE, sealed, {
+        path: '/',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: request.protocol === 'https',
+        maxAge: KEEP_SECONDS,
+      });
       return { path, kept: true };
     },
     /** The values kept for this form page, once (the cookie is cleared), or undefined. */
@@ -66,14 +74,25 @@ export function keptForms(a: Accounts) {
       const opened = decrypt(a.key, sealed);
       let kept: Kept | undefined;
       try {
-        kept = opened ? (JSON.parse(inflateRawSync(Buffer.from(opened, 'base64')).toString('utf8')) as Kept) : undefined;
+        kept = opened
+          ? (JSON.parse(inflateRawSync(Buffer.from(opened, 'base64')).toString('utf8')) as Kept)
+          : undefined;
       } catch {
         kept = undefined;
       }
-      const valid = kept?.purpose === PURPOSE && typeof kept.expiresAt === 'number' && Date.now() < kept.expiresAt && !!kept.values && typeof kept.values === 'object';
+      const valid =
+        kept?.purpose === PURPOSE &&
+        typeof kept.expiresAt === 'number' &&
+        Date.now() < kept.expiresAt &&
+        !!kept.values &&
+        typeof kept.values === 'object';
       if (valid && kept!.path !== request.url) return undefined;
       reply.clearCookie(COOKIE, { path: '/' });
-      return valid ? Object.fromEntries(Object.entries(kept!.values).filter(([k, v]) => !neverKept(k) && typeof v === 'string')) as Record<string, string> : undefined;
+      return valid
+        ? (Object.fromEntries(
+            Object.entries(kept!.values).filter(([k, v]) => !neverKept(k) && typeof v === 'string'),
+          ) as Record<string, string>)
+        : undefined;
     },
   };
 }

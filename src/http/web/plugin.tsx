@@ -44,13 +44,21 @@ export function webApp(a: Accounts) {
     if (request.headers['hx-request']) {
       const page = ownPath(request, request.headers['hx-current-url'] as string | undefined) ?? '/';
       // The page had been open while signed in: the sign-in page says why it came, as a form's post does.
-      setFlash(reply, { kind: 'info', text: 'Your session had ended, so this page could not be updated. Sign in again to go on where you were.' });
-      return reply.code(401).header('HX-Redirect', `/login?next=${encodeURIComponent(page)}`).type('text/plain; charset=utf-8').send('Your session has ended; sign in again.');
+      setFlash(reply, {
+        kind: 'info',
+        text: 'Your session had ended, so this page could not be updated. Sign in again to go on where you were.',
+      });
+      return reply
+        .code(401)
+        .header('HX-Redirect', `/login?next=${encodeURIComponent(page)}`)
+        .type('text/plain; charset=utf-8')
+        .send('Your session has ended; sign in again.');
     }
     if (isPageForm(request)) {
       const { path, kept: saved } = kept.keep(request, reply);
       const text = saved
-        ? 'Your session had ended, so nothing was saved yet. Sign in ' + 'again: what you typed is kept, and the form comes back filled.'
+        ? 'Your session had ended, so nothing was saved yet. Sign in ' +
+          'again: what you typed is kept, and the form comes back filled.'
         : 'Your session had ended, so nothing was saved. Sign in again, then send the form once more.';
       return redirectWith(reply, `/login?next=${encodeURIComponent(path ?? '/')}`, { kind: 'info', text });
     }
@@ -59,7 +67,9 @@ export function webApp(a: Accounts) {
 
   return async function plugin(app: FastifyInstance) {
     // Forms nest like the API's query strings: filter[status]=true.
-    await app.register(formbody, { parser: (body) => qs.parse(body, { depth: 2, parameterLimit: 200, arrayLimit: 0, allowPrototypes: false }) });
+    await app.register(formbody, {
+      parser: (body) => qs.parse(body, { depth: 2, parameterLimit: 200, arrayLimit: 0, allowPrototypes: false }),
+    });
     await app.register(csrf, {
       sessionPlugin: '@fastify/cookie',
       cookieKey: 'leadbook_csrf',
@@ -73,7 +83,13 @@ export function webApp(a: Accounts) {
 
     app.setErrorHandler(async (error: FastifyError, request, reply) => {
       if (CSRF_ERRORS.has(error.code)) {
-        return sendPage(reply, <MessagePage ctx={pageContext(request, reply)} title="This form has expired" status={403}><p>For your safety the form could not be sent. Go back, reload the page, and try again.</p></MessagePage>, 403);
+        return sendPage(
+          reply,
+          <MessagePage ctx={pageContext(request, reply)} title="This form has expired" status={403}>
+            <p>For your safety the form could not be sent. Go back, reload the page, and try again.</p>
+          </MessagePage>,
+          403,
+        );
       }
       const e = toAppError(error);
       if (e.status === 401) {
@@ -81,8 +97,23 @@ export function webApp(a: Accounts) {
         return signInAgain(request, reply);
       }
       if (e.status >= 500) request.log.error({ err: error }, 'page failed');
-      const titles: Record<number, string> = { 403: 'Not allowed', 404: 'Not found', 429: 'Slow down', 503: 'Temporarily unavailable' };
-      return sendPage(reply, <MessagePage ctx={pageContext(request, reply)} title={titles[e.status] ?? 'Something went wrong'} status={e.status}><p>{e.detail}</p></MessagePage>, e.status);
+      const titles: Record<number, string> = {
+        403: 'Not allowed',
+        404: 'Not found',
+        429: 'Slow down',
+        503: 'Temporarily unavailable',
+      };
+      return sendPage(
+        reply,
+        <MessagePage
+          ctx={pageContext(request, reply)}
+          title={titles[e.status] ?? 'Something went wrong'}
+          status={e.status}
+        >
+          <p>{e.detail}</p>
+        </MessagePage>,
+        e.status,
+      );
     });
 
     await app.register(authPages(a));
@@ -100,8 +131,15 @@ export function webApp(a: Accounts) {
     await app.register(async (unknown) => {
       unknown.setErrorHandler((_error, _request, reply) => reply.callNotFound());
       unknown.get('/*', { config: { public: true } }, async (request, reply) => {
-        if (!request.user || request.url.startsWith('/api/') || !request.headers.accept?.includes('text/html')) return reply.callNotFound();
-        return sendPage(reply, <MessagePage ctx={pageContext(request, reply)} title="This page does not exist" status={404}><p>The link may be mistyped, or the page was moved.</p></MessagePage>, 404);
+        if (!request.user || request.url.startsWith('/api/') || !request.headers.accept?.includes('text/html'))
+          return reply.callNotFound();
+        return sendPage(
+          reply,
+          <MessagePage ctx={pageContext(request, reply)} title="This page does not exist" status={404}>
+            <p>The link may be mistyped, or the page was moved.</p>
+          </MessagePage>,
+          404,
+        );
       });
     });
   };

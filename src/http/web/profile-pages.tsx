@@ -10,8 +10,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AVATAR_MAX_BYTES, declaresTooLarge, removeAvatar, saveAvatar } from '../../accounts/avatar.ts';
 import type { Accounts } from '../../accounts/context.ts';
 import { text } from '../../accounts/input.ts';
-import { confirmTwoFactor, disableTwoFactor, enableTwoFactor, regenerateRecoveryCodes } from '../../accounts/manage-two-factor.ts';
-import { changePassword, deleteAccount, PROFILE_FIELDS, signOutOtherSessions, updateProfile } from '../../accounts/profile.ts';
+import {
+  confirmTwoFactor,
+  disableTwoFactor,
+  enableTwoFactor,
+  regenerateRecoveryCodes,
+} from '../../accounts/manage-two-factor.ts';
+import {
+  changePassword,
+  deleteAccount,
+  PROFILE_FIELDS,
+  signOutOtherSessions,
+  updateProfile,
+} from '../../accounts/profile.ts';
 import { listUserSessions, passwordRecentlyConfirmed } from '../../accounts/sessions.ts';
 import { idFromText, publicUser } from '../../accounts/store.ts';
 import { createOwnToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
@@ -22,7 +33,16 @@ import { uploadError } from '../csv-upload.ts';
 import { clearAuthCookies } from '../auth.ts';
 import { checkCsrf, pageContext, redirectWith } from './context.ts';
 import { sendPage } from './render.tsx';
-import { type FormValues, type Problem, type ProfileData, type ProfileForm, ProfilePage, RecoveryCodesPage, TokenCreatedPage, TwoFactorSetupPage } from './views/profile.tsx';
+import {
+  type FormValues,
+  type Problem,
+  type ProfileData,
+  type ProfileForm,
+  ProfilePage,
+  RecoveryCodesPage,
+  TokenCreatedPage,
+  TwoFactorSetupPage,
+} from './views/profile.tsx';
 
 type Form = Record<string, unknown>;
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
@@ -36,15 +56,20 @@ const formOf = (request: FastifyRequest): Form => {
 };
 
 /** A single text value of a form (a repeated or nested key is not one). */
-const str = (form: Form, name: string): string | undefined => (typeof form[name] === 'string' ? (form[name] as string) : undefined);
+const str = (form: Form, name: string): string | undefined =>
+  typeof form[name] === 'string' ? (form[name] as string) : undefined;
 
 /** What was typed, for showing it again; passwords are never sent back. */
-const typed = (form: Form, names: readonly string[]): FormValues => Object.fromEntries(names.map((n) => [n, str(form, n)]));
+const typed = (form: Form, names: readonly string[]): FormValues =>
+  Object.fromEntries(names.map((n) => [n, str(form, n)]));
 
 export function profilePages(a: Accounts) {
   return async function plugin(app: FastifyInstance) {
     // Only the avatar form is multipart: its CSRF token, then one file.
-    await app.register(multipart, { limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 1, parts: 2 }, throwFileSizeLimit: true });
+    await app.register(multipart, {
+      limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 1, parts: 2 },
+      throwFileSizeLimit: true,
+    });
     const csrf = { preHandler: app.csrfProtection };
 
     const load = async (request: FastifyRequest): Promise<ProfileData> => {
@@ -62,10 +87,20 @@ export function profilePages(a: Accounts) {
     };
 
     const show = async (request: FastifyRequest, reply: FastifyReply, problem?: Problem, status = 200) =>
-      sendPage(reply, <ProfilePage ctx={pageContext(request, reply)} data={await load(request)} problem={problem} />, status);
+      sendPage(
+        reply,
+        <ProfilePage ctx={pageContext(request, reply)} data={await load(request)} problem={problem} />,
+        status,
+      );
 
     /** A refused action: its messages go back to its form; anything else is the error page's. */
-    const refused = (request: FastifyRequest, reply: FastifyReply, form: ProfileForm, error: unknown, values?: FormValues) => {
+    const refused = (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      form: ProfileForm,
+      error: unknown,
+      values?: FormValues,
+    ) => {
       if (error instanceof AppError && [409, 413, 415, 422].includes(error.status)) {
         return show(request, reply, { form, errors: error.errors ?? { '': [error.detail] }, values }, error.status);
       }
@@ -87,7 +122,9 @@ export function profilePages(a: Accounts) {
       if (emailChanges && password) input.password = password;
       try {
         const saved = await updateProfile(a, user, request.session, input);
-        const text = emailChanges ? `Your profile was saved. We sent a link to ${saved.email} to confirm the new address.` : 'Your profile was saved.';
+        const text = emailChanges
+          ? `Your profile was saved. We sent a link to ${saved.email} to confirm the new address.`
+          : 'Your profile was saved.';
         return redirectWith(reply, '/profile', { kind: 'success', text });
       } catch (error) {
         return refused(request, reply, 'information', error, typed(form, PROFILE_FIELDS));
@@ -95,15 +132,18 @@ export function profilePages(a: Accounts) {
     });
 
     app.post('/profile/avatar', async (request, reply) => {
-      const fail = (message: string, status = 422) => show(request, reply, { form: 'avatar', errors: { avatar: [message] } }, status);
+      const fail = (message: string, status = 422) =>
+        show(request, reply, { form: 'avatar', errors: { avatar: [message] } }, status);
       if (!request.isMultipart()) return fail('Choose an image file to upload.', 415);
       if (declaresTooLarge(request.headers['content-length'])) {
         return fail(`The image is larger than ${MAX_MB} MB; choose a smaller one.`, 413);
       }
       const unreadable = (error: unknown) => {
         const code = (error as { code?: string }).code ?? '';
-        if (code === 'FST_REQ_FILE_TOO_LARGE') return fail(`The image is larger than ${MAX_MB} MB; choose a smaller one.`, 413);
-        if (code.startsWith('FST_') || uploadError(error)) return fail('The upload could not be read; choose the image again.', 400);
+        if (code === 'FST_REQ_FILE_TOO_LARGE')
+          return fail(`The image is larger than ${MAX_MB} MB; choose a smaller one.`, 413);
+        if (code.startsWith('FST_') || uploadError(error))
+          return fail('The upload could not be read; choose the image again.', 400);
         throw error;
       };
       let file: MultipartFile | undefined;
@@ -142,11 +182,17 @@ export function profilePages(a: Accounts) {
     app.post('/profile/password', csrf, async (request, reply) => {
       const form = formOf(request);
       try {
-        await changePassword(a, request.user!, request.session, { current_password: str(form, 'current_password') ?? '', password: str(form, 'password') ?? '' });
+        await changePassword(a, request.user!, request.session, {
+          current_password: str(form, 'current_password') ?? '',
+          password: str(form, 'password') ?? '',
+        });
       } catch (error) {
         return refused(request, reply, 'password', error);
       }
-      return redirectWith(reply, '/profile', { kind: 'success', text: 'Your password was changed. Your other sessions and all your API tokens have ended.' });
+      return redirectWith(reply, '/profile', {
+        kind: 'success',
+        text: 'Your password was changed. Your other sessions and all your API tokens have ended.',
+      });
     });
 
     app.post('/profile/two-factor', csrf, async (request, reply) => {
@@ -166,7 +212,10 @@ export function profilePages(a: Accounts) {
         const code = text(form, 'code', bag, 20);
         bag.throwIfAny();
         const codes = await confirmTwoFactor(a, request.user!, code);
-        return sendPage(once(reply), <RecoveryCodesPage ctx={pageContext(request, reply)} codes={codes} fresh={false} />);
+        return sendPage(
+          once(reply),
+          <RecoveryCodesPage ctx={pageContext(request, reply)} codes={codes} fresh={false} />,
+        );
       } catch (error) {
         return refused(request, reply, 'confirm', error);
       }
@@ -198,7 +247,10 @@ export function profilePages(a: Accounts) {
       } catch (error) {
         return refused(request, reply, 'sessions', error);
       }
-      const text = ended === 0 ? 'You were not signed in anywhere else.' : `Signed out of ${ended} other ${ended === 1 ? 'session' : 'sessions'}.`;
+      const text =
+        ended === 0
+          ? 'You were not signed in anywhere else.'
+          : `Signed out of ${ended} other ${ended === 1 ? 'session' : 'sessions'}.`;
       return redirectWith(reply, '/profile', { kind: 'success', text });
     });
 
@@ -209,7 +261,10 @@ export function profilePages(a: Accounts) {
         const name = text(form, 'name', bag);
         bag.throwIfAny();
         const { token, info } = await createOwnToken(a, request.user!, request.session, name, str(form, 'password'));
-        return sendPage(once(reply), <TokenCreatedPage ctx={pageContext(request, reply)} token={token} name={info.name} />);
+        return sendPage(
+          once(reply),
+          <TokenCreatedPage ctx={pageContext(request, reply)} token={token} name={info.name} />,
+        );
       } catch (error) {
         return refused(request, reply, 'token', error, typed(form, ['name']));
       }
@@ -219,9 +274,15 @@ export function profilePages(a: Accounts) {
       const id = idFromText(request.params.id);
       const token = id === null ? undefined : (await listTokens(a, request.user!.id)).find((t) => t.id === id);
       if (!token || !(await revokeToken(a, request.user!.id, token.id))) {
-        return redirectWith(reply, '/profile', { kind: 'error', text: 'You have no such token; it may have been revoked already.' });
+        return redirectWith(reply, '/profile', {
+          kind: 'error',
+          text: 'You have no such token; it may have been revoked already.',
+        });
       }
-      return redirectWith(reply, '/profile', { kind: 'success', text: `The token “${token.name}” was revoked; it no longer works.` });
+      return redirectWith(reply, '/profile', {
+        kind: 'success',
+        text: `The token “${token.name}” was revoked; it no longer works.`,
+      });
     });
 
     app.post('/profile/delete', csrf, async (request, reply) => {

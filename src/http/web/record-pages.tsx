@@ -5,7 +5,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/connection.ts';
 import { formInput } from '../../derive/form-values.ts';
 import { AppError, type FieldErrors } from '../../errors.ts';
-import { authorize, authorizePick, createRecord, deleteRecord, getRecord, listRecords, type ListResult, updateRecord } from '../../records/operations.ts';
+import {
+  authorize,
+  authorizePick,
+  createRecord,
+  deleteRecord,
+  getRecord,
+  listRecords,
+  type ListResult,
+  updateRecord,
+} from '../../records/operations.ts';
 import { choicesOf, referenceChoices } from '../../records/references.ts';
 import type { Row } from '../../records/repository.ts';
 import type { Resource } from '../../schema/resource.ts';
@@ -14,7 +23,17 @@ import { pageContext, redirectWith } from './context.ts';
 import type { KeptForms } from './kept-form.ts';
 import { sendFragment, sendPage } from './render.tsx';
 import { ChoiceOptions } from './views/form.tsx';
-import { ConflictPage, DeletePage, DetailPage, IndexPage, type Query, RecordForm, recordTitle, Results, StateToggle } from './views/records.tsx';
+import {
+  ConflictPage,
+  DeletePage,
+  DetailPage,
+  IndexPage,
+  type Query,
+  RecordForm,
+  recordTitle,
+  Results,
+  StateToggle,
+} from './views/records.tsx';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 type Form = Record<string, unknown>;
@@ -24,12 +43,16 @@ const nextDay = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) + 86_
 /** The page's query as list parameters: empty filters dropped, date ranges inclusive of the "to" day. */
 export function listQueryOf(query: Query): Query {
   const out: Query = {};
-  for (const key of ['search', 'sort', 'page', 'per_page'] as const) if (query[key] !== undefined && query[key] !== '') out[key] = query[key];
+  for (const key of ['search', 'sort', 'page', 'per_page'] as const)
+    if (query[key] !== undefined && query[key] !== '') out[key] = query[key];
   const filter: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries((query.filter ?? {}) as Record<string, unknown>)) if (value !== '' && value !== undefined) filter[name] = value;
-  for (const [name, value] of Object.entries((query.from ?? {}) as Record<string, unknown>)) if (typeof value === 'string' && value) filter[name] = { ...(filter[name] as object), gte: value };
+  for (const [name, value] of Object.entries((query.filter ?? {}) as Record<string, unknown>))
+    if (value !== '' && value !== undefined) filter[name] = value;
+  for (const [name, value] of Object.entries((query.from ?? {}) as Record<string, unknown>))
+    if (typeof value === 'string' && value) filter[name] = { ...(filter[name] as object), gte: value };
   for (const [name, value] of Object.entries((query.to ?? {}) as Record<string, unknown>)) {
-    if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) filter[name] = { ...(filter[name] as object), lt: nextDay(value) };
+    if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value))
+      filter[name] = { ...(filter[name] as object), lt: nextDay(value) };
     else if (typeof value === 'string' && value) filter[name] = { ...(filter[name] as object), lt: value };
   }
   if (Object.keys(filter).length) out.filter = filter;
@@ -42,7 +65,8 @@ function withoutUnchanged(resource: Resource, input: Form, before: Form): Form {
   const out = { ...input };
   for (const [name, value] of Object.entries(input)) {
     const field = resource.field(name);
-    if (field && typeof value === 'string' && before[name] != null && field.kind.toInput(before[name]) === value) delete out[name];
+    if (field && typeof value === 'string' && before[name] != null && field.kind.toInput(before[name]) === value)
+      delete out[name];
   }
   return out;
 }
@@ -56,7 +80,8 @@ function withDefaultDates(resource: Resource, input: Form, before?: Form): Form 
   for (const field of resource.fields) {
     const trigger = field.defaultNowWhen;
     if (!trigger || out[field.name] !== null) continue;
-    const triggerSet = out[trigger] !== undefined && out[trigger] !== null && String(out[trigger]) !== String(before?.[trigger] ?? '');
+    const triggerSet =
+      out[trigger] !== undefined && out[trigger] !== null && String(out[trigger]) !== String(before?.[trigger] ?? '');
     if (triggerSet) delete out[field.name];
   }
   return out;
@@ -64,7 +89,8 @@ function withDefaultDates(resource: Resource, input: Form, before?: Form): Form 
 
 const KEPT_NOTE = 'Your session had ended, so this was not saved. What you typed is back: check it and save again.';
 
-const fieldErrors = (error: unknown): FieldErrors | null => (error instanceof AppError && error.status === 422 ? error.errors ?? { '': [error.detail] } : null);
+const fieldErrors = (error: unknown): FieldErrors | null =>
+  error instanceof AppError && error.status === 422 ? (error.errors ?? { '': [error.detail] }) : null;
 
 export function recordPages(database: Database, resource: Resource, kept: KeptForms) {
   return async function plugin(app: FastifyInstance) {
@@ -83,16 +109,39 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
         problem = fieldErrors(error) ?? undefined;
         if (!problem) throw error;
       }
-      const props = { ctx: pageContext(request, reply), resource, result, query, choices: await choices(result.data), problem };
+      const props = {
+        ctx: pageContext(request, reply),
+        resource,
+        result,
+        query,
+        choices: await choices(result.data),
+        problem,
+      };
       // htmx asks for the results only (live search, filters, paging) at the address it then pushes into the
       // history; a browser gets the whole page. Back and Forward load that address again, and Chromium took the
       // fragment it had cached for it: sendPage and sendFragment say Vary: HX-Request, the fragment is no-store.
-      if (request.headers['hx-request'] && request.headers['hx-target'] === 'results') return sendFragment(reply, <Results {...props} />);
+      if (request.headers['hx-request'] && request.headers['hx-target'] === 'results')
+        return sendFragment(reply, <Results {...props} />);
       return sendPage(reply, <IndexPage {...props} />);
     });
 
-    const formPage = async (request: FastifyRequest, reply: FastifyReply, values: Form, options: { record?: Form; errors?: FieldErrors; etag?: string; note?: string } = {}) =>
-      sendPage(reply, <RecordForm ctx={pageContext(request, reply)} resource={resource} values={values} choices={await choices([values])} {...options} />, options.errors ? 422 : 200);
+    const formPage = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      values: Form,
+      options: { record?: Form; errors?: FieldErrors; etag?: string; note?: string } = {},
+    ) =>
+      sendPage(
+        reply,
+        <RecordForm
+          ctx={pageContext(request, reply)}
+          resource={resource}
+          values={values}
+          choices={await choices([values])}
+          {...options}
+        />,
+        options.errors ? 422 : 200,
+      );
 
     app.get(`${base}/new`, async (request, reply) => {
       // The empty form reads no record, so no operation checks access: check it here (agents get 403 on users).
@@ -100,14 +149,25 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       const typed = kept.take(request, reply);
       if (typed) return formPage(request, reply, typed, { note: KEPT_NOTE });
       // "Created by" starts as the viewer, as the API's default does (an empty select would send "nobody").
-      const actor = Object.fromEntries(resource.writable.filter((f) => f.defaultActor).map((f) => [f.name, String(request.user!.id)]));
+      const actor = Object.fromEntries(
+        resource.writable.filter((f) => f.defaultActor).map((f) => [f.name, String(request.user!.id)]),
+      );
       // A record of the resource this one extends can start one: its shared fields are copied in.
       const from = (request.query as Query).from;
       const base = resource.base;
       if (base && typeof from === 'string') {
         const { record } = await getRecord(ctxOf(request), base, from);
-        const copied = Object.fromEntries(base.writable.filter((f) => resource.field(f.name)?.fillable && !f.defaultActor).map((f) => [f.name, record[f.name]]));
-        return formPage(request, reply, { ...copied, ...actor }, { note: `Copied from the ${base.singular} “${recordTitle(base, record)}”.` });
+        const copied = Object.fromEntries(
+          base.writable
+            .filter((f) => resource.field(f.name)?.fillable && !f.defaultActor)
+            .map((f) => [f.name, record[f.name]]),
+        );
+        return formPage(
+          request,
+          reply,
+          { ...copied, ...actor },
+          { note: `Copied from the ${base.singular} “${recordTitle(base, record)}”.` },
+        );
       }
       return formPage(request, reply, actor);
     });
@@ -115,8 +175,15 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
     app.post(base, csrf, async (request, reply) => {
       const form = (request.body ?? {}) as Form;
       try {
-        const { record, notice } = await createRecord(ctxOf(request), resource, withDefaultDates(resource, formInput(resource, form)));
-        return redirectWith(reply, `${base}/${String(record.id)}`, { kind: 'success', text: `${recordTitle(resource, record)} was created.${notice ? ` ${notice}` : ''}` });
+        const { record, notice } = await createRecord(
+          ctxOf(request),
+          resource,
+          withDefaultDates(resource, formInput(resource, form)),
+        );
+        return redirectWith(reply, `${base}/${String(record.id)}`, {
+          kind: 'success',
+          text: `${recordTitle(resource, record)} was created.${notice ? ` ${notice}` : ''}`,
+        });
       } catch (error) {
         const errors = fieldErrors(error);
         if (!errors) throw error;
@@ -129,7 +196,12 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       authorizePick(ctxOf(request), resource);
       const { q, selected } = request.query as { q?: unknown; selected?: unknown };
       const picked = typeof selected === 'string' ? selected : '';
-      const found = await choicesOf(database, resource, picked ? [picked] : [], typeof q === 'string' ? q.slice(0, 100) : '');
+      const found = await choicesOf(
+        database,
+        resource,
+        picked ? [picked] : [],
+        typeof q === 'string' ? q.slice(0, 100) : '',
+      );
       return sendFragment(reply, <ChoiceOptions choices={found} selected={picked} />);
     });
 
@@ -137,13 +209,29 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       const ctx = ctxOf(request);
       const { record } = await getRecord(ctx, resource, request.params.id);
       // A has-many panel per reference to this resource that the viewer may read (agents see no users lists).
-      const panels = await Promise.all(resource.referencedBy.filter(({ resource: other }) => other.access === 'agent' || ctx.actor?.role === 'admin')
-        .map(async ({ resource: other, field }) => ({
-          resource: other,
-          field,
-          result: await listRecords(ctx, other, { filter: { [field.name]: String(record.id) }, sort: '-id', per_page: '10' }),
-        })));
-      return sendPage(reply, <DetailPage ctx={pageContext(request, reply)} resource={resource} record={record} choices={await choices([record])} panels={panels} />);
+      const panels = await Promise.all(
+        resource.referencedBy
+          .filter(({ resource: other }) => other.access === 'agent' || ctx.actor?.role === 'admin')
+          .map(async ({ resource: other, field }) => ({
+            resource: other,
+            field,
+            result: await listRecords(ctx, other, {
+              filter: { [field.name]: String(record.id) },
+              sort: '-id',
+              per_page: '10',
+            }),
+          })),
+      );
+      return sendPage(
+        reply,
+        <DetailPage
+          ctx={pageContext(request, reply)}
+          resource={resource}
+          record={record}
+          choices={await choices([record])}
+          panels={panels}
+        />,
+      );
     });
 
     app.get(`${base}/:id/edit`, async (request: IdRequest, reply) => {
@@ -158,15 +246,33 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       const form = (request.body ?? {}) as Form;
       const etag = typeof form._etag === 'string' ? form._etag : undefined;
       const current = await getRecord(ctxOf(request), resource, request.params.id);
-      const input = withDefaultDates(resource, withoutUnchanged(resource, formInput(resource, form), current.record), current.record);
+      const input = withDefaultDates(
+        resource,
+        withoutUnchanged(resource, formInput(resource, form), current.record),
+        current.record,
+      );
       try {
         const { record } = await updateRecord(ctxOf(request), resource, request.params.id, input, etag);
-        return redirectWith(reply, `${base}/${String(record.id)}`, { kind: 'success', text: 'Your changes were saved.' });
+        return redirectWith(reply, `${base}/${String(record.id)}`, {
+          kind: 'success',
+          text: 'Your changes were saved.',
+        });
       } catch (error) {
         if (error instanceof AppError && error.status === 412) {
           const theirs = await getRecord(ctxOf(request), resource, request.params.id);
           const mine = Object.fromEntries(Object.entries(form).filter(([k]) => resource.field(k)?.fillable));
-          return sendPage(reply, <ConflictPage ctx={pageContext(request, reply)} resource={resource} theirs={theirs.record} mine={mine} etag={theirs.etag} choices={await choices([theirs.record, mine])} />, 409);
+          return sendPage(
+            reply,
+            <ConflictPage
+              ctx={pageContext(request, reply)}
+              resource={resource}
+              theirs={theirs.record}
+              mine={mine}
+              etag={theirs.etag}
+              choices={await choices([theirs.record, mine])}
+            />,
+            409,
+          );
         }
         const errors = fieldErrors(error);
         if (!errors) throw error;
@@ -184,26 +290,43 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       try {
         await deleteRecord(ctxOf(request), resource, request.params.id);
       } catch (error) {
-        if (error instanceof AppError && error.status === 409) return redirectWith(reply, `${base}/${request.params.id}`, { kind: 'error', text: error.detail });
+        if (error instanceof AppError && error.status === 409)
+          return redirectWith(reply, `${base}/${request.params.id}`, { kind: 'error', text: error.detail });
         throw error;
       }
       return redirectWith(reply, base, { kind: 'success', text: `${recordTitle(resource, record)} was deleted.` });
     });
 
     // Not set → Yes → No → Not set, for the tri-state fields of the list.
-    app.post(`${base}/:id/cycle/:field`, csrf, async (request: FastifyRequest<{ Params: { id: string; field: string } }>, reply) => {
-      const field = resource.field(request.params.field);
-      const options = field?.fillable ? field.kind.options : undefined;
-      if (!field || !options) throw new AppError(404, 'not_found', 'There is no such state to change.');
-      const { record: before } = await getRecord(ctxOf(request), resource, request.params.id);
-      // Not set, then each option in turn, then Not set again.
-      const steps = [null, ...options];
-      const at = steps.findIndex((o) => (o?.value ?? '') === field.kind.toInput(before[field.name]));
-      const next = steps[(at + 1) % steps.length] ?? null;
-      const { record } = await updateRecord(ctxOf(request), resource, request.params.id, { [field.name]: next ? next.json : null });
-      if (request.headers['hx-request']) return sendFragment(reply, <StateToggle resource={resource} record={record} field={field} csrf={pageContext(request, reply).csrf} />);
-      const back = request.headers.referer && new URL(request.headers.referer).pathname.startsWith(base) ? new URL(request.headers.referer).pathname + new URL(request.headers.referer).search : base;
-      return redirectWith(reply, back, { kind: 'success', text: `${field.label} of ${recordTitle(resource, record)} is now ${next ? next.label.toLowerCase() : 'not set'}.` });
-    });
+    app.post(
+      `${base}/:id/cycle/:field`,
+      csrf,
+      async (request: FastifyRequest<{ Params: { id: string; field: string } }>, reply) => {
+        const field = resource.field(request.params.field);
+        const options = field?.fillable ? field.kind.options : undefined;
+        if (!field || !options) throw new AppError(404, 'not_found', 'There is no such state to change.');
+        const { record: before } = await getRecord(ctxOf(request), resource, request.params.id);
+        // Not set, then each option in turn, then Not set again.
+        const steps = [null, ...options];
+        const at = steps.findIndex((o) => (o?.value ?? '') === field.kind.toInput(before[field.name]));
+        const next = steps[(at + 1) % steps.length] ?? null;
+        const { record } = await updateRecord(ctxOf(request), resource, request.params.id, {
+          [field.name]: next ? next.json : null,
+        });
+        if (request.headers['hx-request'])
+          return sendFragment(
+            reply,
+            <StateToggle resource={resource} record={record} field={field} csrf={pageContext(request, reply).csrf} />,
+          );
+        const back =
+          request.headers.referer && new URL(request.headers.referer).pathname.startsWith(base)
+            ? new URL(request.headers.referer).pathname + new URL(request.headers.referer).search
+            : base;
+        return redirectWith(reply, back, {
+          kind: 'success',
+          text: `${field.label} of ${recordTitle(resource, record)} is now ${next?.label.toLowerCase() ?? 'not set'}.`,
+        });
+      },
+    );
   };
 }

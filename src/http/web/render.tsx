@@ -12,16 +12,22 @@ import { renderToString } from 'preact-render-to-string';
  */
 function variesOnHtmx(reply: FastifyReply): FastifyReply {
   const vary = String(reply.getHeader('vary') ?? '');
-  return /(^|,)\s*hx-request\s*(,|$)/i.test(vary) ? reply : reply.header('Vary', vary ? `${vary}, HX-Request` : 'HX-Request');
+  return /(^|,)\s*hx-request\s*(,|$)/i.test(vary)
+    ? reply
+    : reply.header('Vary', vary ? `${vary}, HX-Request` : 'HX-Request');
 }
 
 export function sendPage(reply: FastifyReply, node: VNode, status = 200): FastifyReply {
-  return variesOnHtmx(reply).code(status).type('text/html; charset=utf-8').send(`<!doctype html>${renderToString(node)}`);
+  return variesOnHtmx(reply)
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(`<!doctype html>${renderToString(node)}`);
 }
 
 /** The page for an unknown address: no viewer is known there, so no navigation. */
 export function sendNotFoundPage(reply: FastifyReply): FastifyReply {
-  return sendPage(reply, (
+  return sendPage(
+    reply,
     <html lang="en">
       <head>
         <meta charset="utf-8" />
@@ -30,20 +36,30 @@ export function sendNotFoundPage(reply: FastifyReply): FastifyReply {
         <link rel="stylesheet" href="/assets/app.css" />
       </head>
       <body>
-        <header class="site-header"><a href="/" class="brand">Leadbook</a></header>
+        <header class="site-header">
+          <a href="/" class="brand">
+            Leadbook
+          </a>
+        </header>
         <main id="main">
           <section class="card narrow">
             <h1>This page does not exist</h1>
             <p>The link may be mistyped, or the page was moved.</p>
-            <p><a href="/">Go to the dashboard</a></p>
+            <p>
+              <a href="/">Go to the dashboard</a>
+            </p>
           </section>
         </main>
       </body>
-    </html>
-  ), 404);
+    </html>,
+    404,
+  );
 }
 
 /** A fragment for htmx to swap in (no document around it). */
 export function sendFragment(reply: FastifyReply, node: VNode): FastifyReply {
-  return variesOnHtmx(reply).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(renderToString(node));
+  return variesOnHtmx(reply)
+    .header('Cache-Control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(renderToString(node));
 }

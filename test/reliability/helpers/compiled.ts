@@ -13,15 +13,26 @@ let built: string | undefined;
 /** The path of the compiled src/cli/main.ts, dist/cli/main.js (`node MAIN serve` is `leadbook serve`). */
 export function compiledMain(): string {
   if (built) return built;
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts/ensure-build.js')], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts/ensure-build.js')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   built = path.join(ROOT, 'dist/cli/main.js');
   return built;
 }
 
 /** Runs the compiled `leadbook ARGS` (see runCli for the real bin). */
-export function runCompiled(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runCompiled(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [compiledMain(), ...args], { env: { ...process.env, ...env }, cwd: ROOT, timeout: timeoutMs });
+    const child = spawn(process.execPath, [compiledMain(), ...args], {
+      env: { ...process.env, ...env },
+      cwd: ROOT,
+      timeout: timeoutMs,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -22,7 +22,9 @@ function childrenOf(pid: number): number[] {
       const text = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
       if (text) out.push(...text.split(/\s+/).map(Number));
     }
-  } catch { /* gone */ }
+  } catch {
+    /* gone */
+  }
   return out;
 }
 
@@ -61,7 +63,11 @@ export interface Tally {
 }
 
 /** Runs `concurrency` closed loops of `next()` until `durationMs` has passed; `next` sends one request and says how it went. */
-export async function runClosedLoop(concurrency: number, durationMs: number, next: () => Promise<Outcome>): Promise<Tally> {
+export async function runClosedLoop(
+  concurrency: number,
+  durationMs: number,
+  next: () => Promise<Outcome>,
+): Promise<Tally> {
   const tally: Tally = { requests: 0, errors: 0, byOp: new Map(), samples: [], seconds: 0 };
   const started = Date.now();
   const deadline = started + durationMs;
@@ -93,7 +99,14 @@ export function percentile(values: number[], p: number): number {
 
 /** One line per operation: count, errors, p50 and p99 latency. */
 export function summary(tally: Tally): string {
-  const lines = [...tally.byOp].sort(([a], [b]) => a.localeCompare(b)).map(([op, s]) =>
-    `${op.padEnd(8)} ${String(s.count).padStart(7)} (${((100 * s.count) / tally.requests).toFixed(1)}%)  errors ${s.errors}  p50 ${percentile(s.latencies, 50).toFixed(1)} ms  p99 ${percentile(s.latencies, 99).toFixed(1)} ms`);
-  return [`${tally.requests} requests in ${tally.seconds.toFixed(1)} s (${(tally.requests / tally.seconds).toFixed(0)}/s), ${tally.errors} errors`, ...lines].join('\n');
+  const lines = [...tally.byOp]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(
+      ([op, s]) =>
+        `${op.padEnd(8)} ${String(s.count).padStart(7)} (${((100 * s.count) / tally.requests).toFixed(1)}%)  errors ${s.errors}  p50 ${percentile(s.latencies, 50).toFixed(1)} ms  p99 ${percentile(s.latencies, 99).toFixed(1)} ms`,
+    );
+  return [
+    `${tally.requests} requests in ${tally.seconds.toFixed(1)} s (${(tally.requests / tally.seconds).toFixed(0)}/s), ${tally.errors} errors`,
+    ...lines,
+  ].join('\n');
 }

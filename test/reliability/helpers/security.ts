@@ -20,7 +20,11 @@ export function assertProblem(reply: Reply, status: number, code: string, field?
   assert.match(reply.headers.get('content-type') ?? '', /^application\/problem\+json/, reply.text.slice(0, 200));
   assert.equal(reply.body.status, status, 'the problem repeats the status');
   assert.equal(reply.body.code, code, reply.text.slice(0, 500));
-  if (field !== undefined) assert.ok(Array.isArray(reply.body.errors?.[field]) && reply.body.errors[field].length > 0, `errors name ${field}: ${reply.text}`);
+  if (field !== undefined)
+    assert.ok(
+      Array.isArray(reply.body.errors?.[field]) && reply.body.errors[field].length > 0,
+      `errors name ${field}: ${reply.text}`,
+    );
 }
 
 /** The Set-Cookie line for a cookie name in a reply, if any. */
@@ -39,7 +43,10 @@ export const STEP_MS = 30_000;
 
 /** The code oathtool computes for a base32 `secret` at the time `at` (ms). */
 export function oathtool(secret: string, at: number): string {
-  const when = new Date(Math.floor(at / 1000) * 1000).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC');
+  const when = new Date(Math.floor(at / 1000) * 1000)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d{3}Z$/, ' UTC');
   return execFileSync('/usr/bin/oathtool', ['--totp', '-b', '--now', when, secret], { encoding: 'utf8' }).trim();
 }
 
@@ -53,7 +60,8 @@ export async function waitForRoom(seconds = 5): Promise<void> {
 export function wrongCode(secret: string): string {
   const now = Date.now();
   const valid = new Set([-2, -1, 0, 1, 2].map((k) => oathtool(secret, now + k * STEP_MS)));
-  for (const candidate of ['000000', '123456', '999999', '424242', '314159']) if (!valid.has(candidate)) return candidate;
+  for (const candidate of ['000000', '123456', '999999', '424242', '314159'])
+    if (!valid.has(candidate)) return candidate;
   throw new Error('every candidate is a valid code');
 }
 
@@ -73,7 +81,13 @@ export const form = (values: Record<string, string>) => ({
 });
 
 /** GETs `page` for a fresh token, then posts `values` with it to `action`. */
-export async function submit(client: Client, page: string, action: string, values: Record<string, string>, headers: Record<string, string> = {}): Promise<Reply> {
+export async function submit(
+  client: Client,
+  page: string,
+  action: string,
+  values: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   const shown = await client.get(page);
   assert.equal(shown.status, 200, `${page}: ${shown.text.slice(0, 300)}`);
   const f = form({ ...values, _csrf: csrfOf(shown.text) });
@@ -81,15 +95,27 @@ export async function submit(client: Client, page: string, action: string, value
 }
 
 /** A browser signed in through the sign-in page. */
-export async function pageSignIn(app: TestApp, who: { email: string; password: string }, remember = false): Promise<Client> {
+export async function pageSignIn(
+  app: TestApp,
+  who: { email: string; password: string },
+  remember = false,
+): Promise<Client> {
   const client = app.client();
-  const signedIn = await submit(client, '/login', '/login', { email: who.email, password: who.password, ...(remember ? { remember: '1' } : {}) });
+  const signedIn = await submit(client, '/login', '/login', {
+    email: who.email,
+    password: who.password,
+    ...(remember ? { remember: '1' } : {}),
+  });
   assert.equal(signedIn.status, 303, signedIn.text.slice(0, 300));
   return client;
 }
 
 /** A browser signed in through the JSON API. */
-export async function apiSignIn(app: TestApp, who: { email: string; password: string }, remember = false): Promise<Client> {
+export async function apiSignIn(
+  app: TestApp,
+  who: { email: string; password: string },
+  remember = false,
+): Promise<Client> {
   const client = app.client();
   const reply = await client.post('/api/v1/auth/login', { email: who.email, password: who.password, remember });
   assert.equal(reply.status, 200, reply.text);
@@ -102,11 +128,17 @@ export async function apiSignIn(app: TestApp, who: { email: string; password: st
 export function mailsOf(app: TestApp): { file: string; text: string; link: URL | undefined }[] {
   const dir = path.join(app.dataDir, 'mail');
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir).sort().map((file) => {
-    const text = fs.readFileSync(path.join(dir, file), 'utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-    const link = /https?:\/\/[^\s<>"]+/.exec(text)?.[0];
-    return { file, text, link: link ? new URL(link) : undefined };
-  });
+  return fs
+    .readdirSync(dir)
+    .sort()
+    .map((file) => {
+      const text = fs
+        .readFileSync(path.join(dir, file), 'utf8')
+        .replace(/=\r?\n/g, '')
+        .replace(/=3D/g, '=');
+      const link = /https?:\/\/[^\s<>"]+/.exec(text)?.[0];
+      return { file, text, link: link ? new URL(link) : undefined };
+    });
 }
 
 type Mail = ReturnType<typeof mailsOf>[number];
@@ -117,7 +149,12 @@ type Mail = ReturnType<typeof mailsOf>[number];
  * request (a "password changed" notice) may land after `count` was taken;
  * and a file may be read before it is wholly written: both are waited out.
  */
-export async function nextMail(app: TestApp, count: number, wanted: (mail: Mail) => boolean = () => true, timeoutMs = 5000): Promise<Mail> {
+export async function nextMail(
+  app: TestApp,
+  count: number,
+  wanted: (mail: Mail) => boolean = () => true,
+  timeoutMs = 5000,
+): Promise<Mail> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const found = mailsOf(app).slice(count).filter(wanted);
@@ -159,14 +196,18 @@ export class Ledger {
   /** Where a secret showed where it must not; also cookie secrets outside the Set-Cookie that set them, and hidden fields. */
   problems(): string[] {
     const problems: string[] = [];
-    const hiddenKey = /"(password|remember_token|two_factor_secret|two_factor_recovery_codes)"\s*:\s*("|null|\{|\[|\d|true|false)/;
-    const hiddenButPassword = /"(remember_token|two_factor_secret|two_factor_recovery_codes)"\s*:\s*("|null|\{|\[|\d|true|false)/;
+    const hiddenKey =
+      /"(password|remember_token|two_factor_secret|two_factor_recovery_codes)"\s*:\s*("|null|\{|\[|\d|true|false)/;
+    const hiddenButPassword =
+      /"(remember_token|two_factor_secret|two_factor_recovery_codes)"\s*:\s*("|null|\{|\[|\d|true|false)/;
     // Cookie secrets (session, remember-me) may show only in the Set-Cookie of the one response that set them.
     const cookieSecrets = new Map<string, number>();
     for (const response of this.app.responses) {
-      for (const m of response.matchAll(/(?:leadbook_session|leadbook_remember)=([^;\s]{16,})/g)) cookieSecrets.set(m[1]!, (cookieSecrets.get(m[1]!) ?? 0) + 1);
+      for (const m of response.matchAll(/(?:leadbook_session|leadbook_remember)=([^;\s]{16,})/g))
+        cookieSecrets.set(m[1]!, (cookieSecrets.get(m[1]!) ?? 0) + 1);
     }
-    for (const [value, count] of cookieSecrets) if (count !== 1) problems.push(`a cookie secret ${value.slice(0, 6)}… shows in ${count} responses`);
+    for (const [value, count] of cookieSecrets)
+      if (count !== 1) problems.push(`a cookie secret ${value.slice(0, 6)}… shows in ${count} responses`);
     this.app.responses.forEach((response, index) => {
       for (const secret of this.items) {
         if (secret.issuedBy === index || !response.includes(secret.value)) continue;
@@ -174,13 +215,17 @@ export class Ledger {
       }
       // The OpenAPI document names "password" as an input; no other answer may carry a hidden field.
       const isOpenApi = /"openapi"\s*:\s*"3\./.test(response);
-      if ((isOpenApi ? hiddenButPassword : hiddenKey).test(response)) problems.push(`a hidden field in response #${index}: ${response.slice(0, 300)}`);
+      if ((isOpenApi ? hiddenButPassword : hiddenKey).test(response))
+        problems.push(`a hidden field in response #${index}: ${response.slice(0, 300)}`);
       const body = response.slice(response.indexOf('\n\n'));
-      for (const value of cookieSecrets.keys()) if (body.includes(value)) problems.push(`a cookie secret in the body of response #${index}`);
+      for (const value of cookieSecrets.keys())
+        if (body.includes(value)) problems.push(`a cookie secret in the body of response #${index}`);
     });
     for (const line of this.app.logs) {
-      for (const secret of this.items) if (line.includes(secret.value)) problems.push(`the ${secret.what} in a log line: ${line.slice(0, 300)}`);
-      for (const value of cookieSecrets.keys()) if (line.includes(value)) problems.push(`a cookie secret in a log line: ${line.slice(0, 300)}`);
+      for (const secret of this.items)
+        if (line.includes(secret.value)) problems.push(`the ${secret.what} in a log line: ${line.slice(0, 300)}`);
+      for (const value of cookieSecrets.keys())
+        if (line.includes(value)) problems.push(`a cookie secret in a log line: ${line.slice(0, 300)}`);
       if (hiddenKey.test(line)) problems.push(`a hidden field in a log line: ${line.slice(0, 300)}`);
     }
     return problems;
@@ -195,16 +240,26 @@ export function headerProblems(headers: Headers): string[] {
   const csp = headers.get('content-security-policy');
   if (!csp) problems.push('no Content-Security-Policy');
   else {
-    const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).filter((d) => d[0]).map(([name, ...values]) => [name!.toLowerCase(), values]));
+    const directives = new Map(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .filter((d) => d[0])
+        .map(([name, ...values]) => [name!.toLowerCase(), values]),
+    );
     const scripts = directives.get('script-src') ?? directives.get('default-src');
     if (!scripts) problems.push(`CSP without script-src or default-src: ${csp}`);
-    else if (scripts.includes("'unsafe-inline'") || scripts.includes("'unsafe-eval'") || scripts.includes('*')) problems.push(`CSP allows unsafe scripts: ${csp}`);
+    else if (scripts.includes("'unsafe-inline'") || scripts.includes("'unsafe-eval'") || scripts.includes('*'))
+      problems.push(`CSP allows unsafe scripts: ${csp}`);
     const frames = directives.get('frame-ancestors');
     const xfo = headers.get('x-frame-options')?.toUpperCase();
-    if (!(frames && (frames.includes("'none'") || frames.includes("'self'"))) && xfo !== 'DENY' && xfo !== 'SAMEORIGIN') problems.push('no frame protection (frame-ancestors or X-Frame-Options)');
+    if (!(frames && (frames.includes("'none'") || frames.includes("'self'"))) && xfo !== 'DENY' && xfo !== 'SAMEORIGIN')
+      problems.push('no frame protection (frame-ancestors or X-Frame-Options)');
   }
-  if (headers.get('x-content-type-options') !== 'nosniff') problems.push(`X-Content-Type-Options is ${headers.get('x-content-type-options')}`);
+  if (headers.get('x-content-type-options') !== 'nosniff')
+    problems.push(`X-Content-Type-Options is ${headers.get('x-content-type-options')}`);
   const referrer = headers.get('referrer-policy');
-  if (!referrer || /unsafe-url|no-referrer-when-downgrade/.test(referrer)) problems.push(`Referrer-Policy is ${referrer}`);
+  if (!referrer || /unsafe-url|no-referrer-when-downgrade/.test(referrer))
+    problems.push(`Referrer-Policy is ${referrer}`);
   return problems;
 }

@@ -32,7 +32,12 @@ export const SOAK = ['1', 'true', 'yes'].includes((process.env.LEADBOOK_SOAK ?? 
 
 /** The environment that points `leadbook` at a fresh database (and nothing from the caller's shell). */
 export function envOf(fresh: FreshDatabase, extra: Record<string, string> = {}): Record<string, string> {
-  return { DATA_DIR: fresh.options.dataDir, DATABASE_URL: fresh.options.databaseUrl ?? '', LOG_LEVEL: 'warn', ...extra };
+  return {
+    DATA_DIR: fresh.options.dataDir,
+    DATABASE_URL: fresh.options.databaseUrl ?? '',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
 }
 
 export interface Running {
@@ -69,14 +74,28 @@ interface Loaded {
  * Spawns `leadbook ARGS` with the app's modules loaded but held before it
  * does anything (see warm-start.mjs); resolves once loaded.
  */
-async function loaded(args: string[], env: Record<string, string>, launcher: Launcher, loadTimeoutMs = 60_000): Promise<Loaded> {
+async function loaded(
+  args: string[],
+  env: Record<string, string>,
+  launcher: Launcher,
+  loadTimeoutMs = 60_000,
+): Promise<Loaded> {
   const { entry, warm } = command(launcher);
-  const child = spawn(process.execPath, ['--import', WARM, entry, ...args], { env: { ...process.env, ...env, ...warm }, cwd: ROOT });
+  const child = spawn(process.execPath, ['--import', WARM, entry, ...args], {
+    env: { ...process.env, ...env, ...warm },
+    cwd: ROOT,
+  });
   let output = '';
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d) => { output += d; stdout += d; });
-  child.stderr.on('data', (d) => { output += d; stderr += d; });
+  child.stdout.on('data', (d) => {
+    output += d;
+    stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    output += d;
+    stderr += d;
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
@@ -94,7 +113,9 @@ async function loaded(args: string[], env: Record<string, string>, launcher: Lau
   }
   let gone = false;
   return {
-    child, exited, kill,
+    child,
+    exited,
+    kill,
     output: () => output,
     stdout: () => stdout.slice('warm\n'.length),
     stderr: () => stderr,
@@ -114,7 +135,7 @@ async function loaded(args: string[], env: Record<string, string>, launcher: Lau
  * database; `start()` lets it go. Resolves once loaded.
  */
 export async function warmServer(env: Record<string, string>, launcher: Launcher = 'compiled'): Promise<Warm> {
-  const port = Number(env.PORT) || await freePort();
+  const port = Number(env.PORT) || (await freePort());
   const process_ = await loaded(['serve'], { ...env, PORT: String(port), HOST: '127.0.0.1' }, launcher);
   const url = `http://127.0.0.1:${port}`;
   return {
@@ -122,11 +143,22 @@ export async function warmServer(env: Record<string, string>, launcher: Launcher
       process_.go();
       const until = Date.now() + timeoutMs;
       while (Date.now() < until) {
-        if (process_.child.exitCode !== null) throw new Error(`leadbook serve exited with ${process_.child.exitCode}:\n${process_.output()}`);
+        if (process_.child.exitCode !== null)
+          throw new Error(`leadbook serve exited with ${process_.child.exitCode}:\n${process_.output()}`);
         try {
           const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
-          if (res.ok) return { url, port, child: process_.child, output: process_.output, exited: process_.exited, kill: process_.kill };
-        } catch { /* not listening yet */ }
+          if (res.ok)
+            return {
+              url,
+              port,
+              child: process_.child,
+              output: process_.output,
+              exited: process_.exited,
+              kill: process_.kill,
+            };
+        } catch {
+          /* not listening yet */
+        }
         await sleep(20);
       }
       await process_.kill();
@@ -143,7 +175,11 @@ export interface WarmCommand {
 }
 
 /** `leadbook ARGS` (e.g. backup FILE), loaded and held until `run()`. */
-export async function warmCommand(args: string[], env: Record<string, string>, launcher: Launcher = 'compiled'): Promise<WarmCommand> {
+export async function warmCommand(
+  args: string[],
+  env: Record<string, string>,
+  launcher: Launcher = 'compiled',
+): Promise<WarmCommand> {
   const process_ = await loaded(args, env, launcher);
   return {
     async run(timeoutMs = 60_000) {
@@ -169,11 +205,14 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 /** The promise's value, or `fallback` after `ms` (the timer never keeps the process alive). */
 export function within<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<F>((resolve) => { timer = setTimeout(() => resolve(fallback), ms); });
+  const late = new Promise<F>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
-const exactNumber = (text: string) => (isSafeNumber(text) ? Number(text) : /^-?\d+$/.test(text) ? BigInt(text) : Number(text));
+const exactNumber = (text: string) =>
+  isSafeNumber(text) ? Number(text) : /^-?\d+$/.test(text) ? BigInt(text) : Number(text);
 
 /** JSON text that writes BigInt values as exact numbers. */
 export const toJson = (value: unknown): string => stringify(value) ?? 'null';
@@ -187,7 +226,11 @@ export interface Answer {
 
 export interface Api {
   url: string;
-  request(method: string, path: string, options?: { json?: unknown; headers?: Record<string, string>; timeoutMs?: number }): Promise<Answer>;
+  request(
+    method: string,
+    path: string,
+    options?: { json?: unknown; headers?: Record<string, string>; timeoutMs?: number },
+  ): Promise<Answer>;
   get(path: string, headers?: Record<string, string>): Promise<Answer>;
 }
 
@@ -201,9 +244,15 @@ export function api(url: string, token?: string): Api {
       body = toJson(options.json);
       headers['content-type'] = 'application/json';
     }
-    const res = await fetch(url + path, { method, headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? 10_000) });
+    const res = await fetch(url + path, {
+      method,
+      headers,
+      body,
+      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+    });
     const text = await res.text();
-    const body_ = /json/.test(res.headers.get('content-type') ?? '') && text ? parse(text, null, exactNumber) : undefined;
+    const body_ =
+      /json/.test(res.headers.get('content-type') ?? '') && text ? parse(text, null, exactNumber) : undefined;
     return { status: res.status, headers: res.headers, text, body: body_ };
   };
   return { url, request, get: (path, headers) => request('GET', path, { headers }) };
@@ -213,15 +262,24 @@ export function api(url: string, token?: string): Api {
 export async function signUpAdmin(url: string): Promise<{ token: string; id: number | bigint }> {
   const anonymous = api(url);
   const credentials = { email: 'admin@example.com', password: 'a reliable pass phrase' };
-  const registered = await anonymous.request('POST', '/api/v1/auth/register', { json: { name: 'Admin', ...credentials } });
-  if (registered.status !== 201) throw new Error(`registering the admin failed: ${registered.status} ${registered.text}`);
-  const issued = await anonymous.request('POST', '/api/v1/auth/token', { json: { ...credentials, device_name: 'reliability' } });
+  const registered = await anonymous.request('POST', '/api/v1/auth/register', {
+    json: { name: 'Admin', ...credentials },
+  });
+  if (registered.status !== 201)
+    throw new Error(`registering the admin failed: ${registered.status} ${registered.text}`);
+  const issued = await anonymous.request('POST', '/api/v1/auth/token', {
+    json: { ...credentials, device_name: 'reliability' },
+  });
   if (issued.status !== 201) throw new Error(`issuing a token failed: ${issued.status} ${issued.text}`);
   return { token: issued.body.token, id: registered.body.data.id };
 }
 
 /** Every record of a resource whose id is in `ids`, by id (100 per request). */
-export async function recordsById(client: Api, resource: string, ids: Iterable<bigint | number>): Promise<Map<string, Json>> {
+export async function recordsById(
+  client: Api,
+  resource: string,
+  ids: Iterable<bigint | number>,
+): Promise<Map<string, Json>> {
   const all = [...ids].map(String);
   const found = new Map<string, Json>();
   for (let i = 0; i < all.length; i += 100) {

@@ -10,7 +10,10 @@ export class TcpProxy {
   /** Connections accepted since the proxy was made. */
   accepted = 0;
 
-  constructor(private readonly target: { host: string; port: number }, public port = 0) {}
+  constructor(
+    private readonly target: { host: string; port: number },
+    public port = 0,
+  ) {}
 
   /** Listens (on the same port as before, after a stop); resolves with the port. */
   async start(): Promise<number> {
@@ -28,7 +31,10 @@ export class TcpProxy {
         socket.once('close', () => this.sockets.delete(socket));
       }
       // Either side failing or ending takes the other down with it, as a dropped connection would.
-      const cut = () => { client.destroy(); upstream.destroy(); };
+      const cut = () => {
+        client.destroy();
+        upstream.destroy();
+      };
       client.once('error', cut).once('close', cut);
       upstream.once('error', cut).once('close', cut);
       client.pipe(upstream);

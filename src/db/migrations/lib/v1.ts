@@ -54,8 +54,10 @@ export type Step =
   | { op: 'search'; table: string; columns: readonly string[] };
 
 const INDEX_SUFFIX = { sort: 'id', reference: 'ref', uniqueLower: 'lower' } as const;
-const indexName = (table: string, column: string, index: keyof typeof INDEX_SUFFIX) => `${table}_${column}_${INDEX_SUFFIX[index]}`;
-const quote = (value: string | number | boolean) => (typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : String(value));
+const indexName = (table: string, column: string, index: keyof typeof INDEX_SUFFIX) =>
+  `${table}_${column}_${INDEX_SUFFIX[index]}`;
+const quote = (value: string | number | boolean) =>
+  typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : String(value);
 const literal = (dialect: Dialect, value: string | number | boolean) =>
   dialect === 'sqlite' && typeof value === 'boolean' ? String(Number(value)) : quote(value);
 
@@ -66,24 +68,36 @@ function columnSql(dialect: Dialect, name: string, c: Column, withReference = tr
   // SQLite has no boolean type: 0/1 in a numeric column, and nothing else.
   if (dialect === 'sqlite' && c.type.sqlite === 'boolean') parts.push(`check (${name} in (0, 1))`);
   if (c.check) parts.push(`check (${name} in (${c.check.map(quote).join(', ')}))`);
-  if (withReference && c.references) parts.push(`references ${c.references.table} (id) on delete ${c.references.onDelete}`);
+  if (withReference && c.references)
+    parts.push(`references ${c.references.table} (id) on delete ${c.references.onDelete}`);
   return parts.join(' ');
 }
 
 type Run = (text: string) => Promise<unknown>;
 
-async function createIndex(run: Run, dialect: Dialect, table: string, column: string, index: keyof typeof INDEX_SUFFIX) {
+async function createIndex(
+  run: Run,
+  dialect: Dialect,
+  table: string,
+  column: string,
+  index: keyof typeof INDEX_SUFFIX,
+) {
   const name = indexName(table, column, index);
   if (index === 'uniqueLower') return run(`create unique index if not exists ${name} on ${table} (lower(${column}))`);
   if (index === 'reference') return run(`create index if not exists ${name} on ${table} (${column})`);
   // NULL sorts as the smallest value on both databases (SQLite's own rule).
-  return run(`create index if not exists ${name} on ${table} (${column}${dialect === 'postgres' ? ' nulls first' : ''}, id)`);
+  return run(
+    `create index if not exists ${name} on ${table} (${column}${dialect === 'postgres' ? ' nulls first' : ''}, id)`,
+  );
 }
 
 const joined = (columns: readonly string[], prefix: string, newline: string) =>
   columns.map((c) => `coalesce(${prefix}${c}, '')`).join(` || ${newline} || `);
 
-/** The search index of migration T0003, for any table: an FTS5 trigram table kept by triggers (SQLite), a generated lower-cased column with a pg_trgm index (PostgreSQL). */
+/**
+ * The search index of migration T0003, for any table: an FTS5 trigram table kept by triggers (SQLite), a generated
+ * lower-cased column with a pg_trgm index (PostgreSQL).
+ */
 async function dropSearch(run: Run, dialect: Dialect, table: string) {
   if (dialect === 'sqlite') {
     for (const t of ['insert', 'update', 'delete']) await run(`drop trigger if exists ${table}_search_${t}`);
@@ -96,13 +110,19 @@ async function dropSearch(run: Run, dialect: Dialect, table: string) {
 async function createSearch(run: Run, dialect: Dialect, table: string, columns: readonly string[]) {
   if (columns.length === 0) return;
   if (dialect === 'postgres') {
-    await run(`alter table ${table} add column search_text text generated always as (lower(${joined(columns, '', 'chr(10)')})) stored`);
+    await run(
+      `alter table ${table} add column search_text text generated always as ` +
+        `(lower(${joined(columns, '', 'chr(10)')})) stored`,
+    );
     await run(`create index ${table}_search_text on ${table} using gin (search_text gin_trgm_ops)`);
     return;
   }
   const fts = `${table}_search`;
   const body = (prefix: string) => `lb_fold(${joined(columns, prefix, 'char(10)')})`;
-  await run(`create virtual table ${fts} using fts5(body, content='', contentless_delete=1, tokenize='trigram case_sensitive 1')`);
+  await run(
+    `create virtual table ${fts} using fts5(body, content='', contentless_delete=1, ` +
+      `tokenize='trigram case_sensitive 1')`,
+  );
   await run(`insert into ${fts} (rowid, body) select id, ${body('')} from ${table}`);
   await run(`create trigger ${table}_search_insert after insert on ${table} begin
     insert into ${fts} (rowid, body) values (new.id, ${body('new.')}); end`);
@@ -124,8 +144,14 @@ async function createCounters(run: Run, dialect: Dialect, table: string) {
       update record_counts set n = n - 1 where table_name = '${table}' and shard = 0; end`);
     return;
   }
-  await run(`create trigger ${table}_count_insert after insert on ${table} referencing new table as new_rows for each statement execute function lb_count_inserted()`);
-  await run(`create trigger ${table}_count_delete after delete on ${table} referencing old table as old_rows for each statement execute function lb_count_deleted()`);
+  await run(
+    `create trigger ${table}_count_insert after insert on ${table} referencing new table as new_rows ` +
+      'for each statement execute function lb_count_inserted()',
+  );
+  await run(
+    `create trigger ${table}_count_delete after delete on ${table} referencing old table as old_rows ` +
+      'for each statement execute function lb_count_deleted()',
+  );
 }
 
 /** Everything around a table's columns: indexes, search, counters. */
@@ -138,7 +164,9 @@ async function dressTable(run: Run, dialect: Dialect, table: string, spec: Table
 }
 
 const createTableSql = (dialect: Dialect, table: string, spec: Table, name = table) =>
-  `create table ${name} (${Object.entries(spec.columns).map(([n, c]) => columnSql(dialect, n, c)).join(', ')})`;
+  `create table ${name} (${Object.entries(spec.columns)
+    .map(([n, c]) => columnSql(dialect, n, c))
+    .join(', ')})`;
 
 /**
  * A reference added to rows that already exist: values that name no record
@@ -152,7 +180,10 @@ async function settleDanglingReferences(run: Run, table: string, column: string,
   else if (c.references.onDelete === 'cascade') await run(`delete from ${table} where ${dangling}`);
 }
 
-/** SQLite's way to change columns: a new table, the rows copied, the old one dropped, the new one renamed and dressed. */
+/**
+ * SQLite's way to change columns: a new table, the rows copied, the old one dropped, the new one renamed and
+ * dressed.
+ */
 async function rebuildSqliteTable(run: Run, table: string, spec: Table, changed: readonly string[]) {
   const next = `${table}_rebuilt`;
   const names = Object.keys(spec.columns).join(', ');
@@ -162,8 +193,8 @@ async function rebuildSqliteTable(run: Run, table: string, spec: Table, changed:
   // An id once given is never given again: the new table continues the old one's sequence.
   await run(`insert into sqlite_sequence (name, seq) select '${next}', 0 from sqlite_sequence where name = '${table}'
     and not exists (select 1 from sqlite_sequence where name = '${next}')`);
-  await run(`update sqlite_sequence set seq = (select max(seq) from sqlite_sequence where name in ('${table}', '${next}'))
-    where name = '${next}'`);
+  await run(`update sqlite_sequence set seq = (select max(seq) from sqlite_sequence
+    where name in ('${table}', '${next}')) where name = '${next}'`);
   await dropSearch(run, 'sqlite', table);
   await run(`drop table ${table}`);
   await run(`alter table ${next} rename to ${table}`);
@@ -174,16 +205,24 @@ async function alterPostgresColumn(run: Run, table: string, column: string, from
   const alter = (text: string) => run(`alter table ${table} alter column ${column} ${text}`);
   if (from.type.postgres !== to.type.postgres) await alter(`type ${to.type.postgres}`);
   if (from.notNull !== to.notNull) await alter(to.notNull ? 'set not null' : 'drop not null');
-  if (from.default !== to.default) await alter(to.default === undefined ? 'drop default' : `set default ${literal('postgres', to.default)}`);
+  if (from.default !== to.default)
+    await alter(to.default === undefined ? 'drop default' : `set default ${literal('postgres', to.default)}`);
   if (JSON.stringify(from.check) !== JSON.stringify(to.check)) {
     await run(`alter table ${table} drop constraint if exists ${table}_${column}_check`);
-    if (to.check) await run(`alter table ${table} add constraint ${table}_${column}_check check (${column} in (${to.check.map(quote).join(', ')}))`);
+    if (to.check)
+      await run(
+        `alter table ${table} add constraint ${table}_${column}_check ` +
+          `check (${column} in (${to.check.map(quote).join(', ')}))`,
+      );
   }
   if (JSON.stringify(from.references) !== JSON.stringify(to.references)) {
     await run(`alter table ${table} drop constraint if exists ${table}_${column}_fkey`);
     if (to.references) {
       await settleDanglingReferences(run, table, column, to);
-      await run(`alter table ${table} add constraint ${table}_${column}_fkey foreign key (${column}) references ${to.references.table} (id) on delete ${to.references.onDelete}`);
+      await run(
+        `alter table ${table} add constraint ${table}_${column}_fkey foreign key (${column}) ` +
+          `references ${to.references.table} (id) on delete ${to.references.onDelete}`,
+      );
     }
   }
 }
@@ -205,7 +244,13 @@ async function applyStep(run: Run, dialect: Dialect, step: Step) {
     case 'renameColumn':
       return run(`alter table ${step.table} rename column ${step.from} to ${step.to}`);
     case 'alterColumns':
-      if (dialect === 'sqlite') return rebuildSqliteTable(run, step.table, step.spec, step.changes.map((c) => c.column));
+      if (dialect === 'sqlite')
+        return rebuildSqliteTable(
+          run,
+          step.table,
+          step.spec,
+          step.changes.map((c) => c.column),
+        );
       for (const c of step.changes) await alterPostgresColumn(run, step.table, c.column, c.from, c.to);
       return;
     case 'createIndex':
@@ -231,7 +276,8 @@ export async function apply(db: Kysely<any>, steps: readonly Step[]): Promise<vo
     try {
       for (const step of steps) await applyStep(run, dialect, step);
       const broken = await sql<{ table: string }>`select * from pragma_foreign_key_check`.execute(db);
-      if (broken.rows.length) throw new Error(`the migration leaves references to missing records in ${broken.rows[0]!.table}`);
+      if (broken.rows.length)
+        throw new Error(`the migration leaves references to missing records in ${broken.rows[0]!.table}`);
       await run('commit');
     } catch (error) {
       await run('rollback');

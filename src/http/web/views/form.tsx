@@ -13,7 +13,11 @@ export function CsrfInput({ token }: { token: string }) {
 
 export function FieldError({ id, messages }: { id: string; messages?: string[] }) {
   if (!messages?.length) return null;
-  return <p class="field-error" id={id}>{messages.join('; ')}</p>;
+  return (
+    <p class="field-error" id={id}>
+      {messages.join('; ')}
+    </p>
+  );
 }
 
 /** The value as the form shows it: the typed text after a failed save, else the stored value. */
@@ -23,19 +27,35 @@ export function shownValue(field: Field, value: unknown): string {
 
 /** The `type` of the <input> for each input kind; a new input kind does not compile until it has one. */
 const INPUT_TYPES: Record<InputKind, string> = {
-  text: 'text', email: 'email', url: 'url', tel: 'tel', number: 'number', date: 'date', password: 'password',
+  text: 'text',
+  email: 'email',
+  url: 'url',
+  tel: 'tel',
+  number: 'number',
+  date: 'date',
+  password: 'password',
   // Drawn as controls of their own (three choices, a text area); an input of this type is never made.
-  checkbox: 'checkbox', textarea: 'text',
+  checkbox: 'checkbox',
+  textarea: 'text',
 };
 // `tel` brings up the phone keypad; its autocomplete token lets the browser offer saved numbers, as email does.
-const AUTOCOMPLETE: Partial<Record<InputKind, string>> = { password: 'new-password', email: 'email', tel: 'tel', url: 'url' };
+const AUTOCOMPLETE: Partial<Record<InputKind, string>> = {
+  password: 'new-password',
+  email: 'email',
+  tel: 'tel',
+  url: 'url',
+};
 
 /** The options of a reference's select: "nobody", then each record by title. */
 export function ChoiceOptions({ choices, selected }: { choices: readonly Choice[]; selected: string }) {
   return (
     <>
       <option value="">— none —</option>
-      {choices.map((c) => <option value={c.id} selected={selected === c.id}>{c.title}</option>)}
+      {choices.map((c) => (
+        <option value={c.id} selected={selected === c.id}>
+          {c.title}
+        </option>
+      ))}
     </>
   );
 }
@@ -44,10 +64,22 @@ export function ChoiceOptions({ choices, selected }: { choices: readonly Choice[
  * `required` overrides the declaration where a form needs more (registering takes a password; an admin's create may
  * leave it out).
  */
-export function FieldInput(props: { field: Field; value: unknown; errors?: string[]; choices: Choices; autoFocus?: boolean; optionalPassword?: boolean; required?: boolean }) {
+export function FieldInput(props: {
+  field: Field;
+  value: unknown;
+  errors?: string[];
+  choices: Choices;
+  autoFocus?: boolean;
+  optionalPassword?: boolean;
+  required?: boolean;
+}) {
   const { field, value, errors, choices } = props;
   const required = props.required ?? (field.required && !props.optionalPassword);
-  const hint = props.optionalPassword ? 'Leave empty to keep the current password.' : props.required === undefined ? field.hint : undefined;
+  const hint = props.optionalPassword
+    ? 'Leave empty to keep the current password.'
+    : props.required === undefined
+      ? field.hint
+      : undefined;
   const id = `field-${field.name}`;
   const errorId = `${id}-error`;
   const invalid = errors?.length ? 'true' : undefined;
@@ -60,7 +92,9 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
         <legend>{field.label}</legend>
         <div class="tri">
           {[...field.kind.options, { value: '', label: 'Not set' }].map(({ value: v, label }) => (
-            <label><input type="radio" name={field.name} value={v} checked={text === v} /> {label}</label>
+            <label>
+              <input type="radio" name={field.name} value={v} checked={text === v} /> {label}
+            </label>
           ))}
         </div>
         <FieldError id={errorId} messages={errors} />
@@ -75,9 +109,16 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
       <>
         {options.length >= PICKER_LIMIT && (
           <input
-            type="search" class="picker-search" aria-label={`Search ${field.target.name}`} placeholder={`Search ${field.target.name}…`}
-            name="q" form="" hx-get={`/${field.target.name}/choices`} hx-trigger="input changed delay:250ms, search"
-            hx-target={`#${id}`} hx-vals={JSON.stringify({ selected: text })}
+            type="search"
+            class="picker-search"
+            aria-label={`Search ${field.target.name}`}
+            placeholder={`Search ${field.target.name}…`}
+            name="q"
+            form=""
+            hx-get={`/${field.target.name}/choices`}
+            hx-trigger="input changed delay:250ms, search"
+            hx-target={`#${id}`}
+            hx-vals={JSON.stringify({ selected: text })}
           />
         )}
         <select id={id} name={field.name} aria-invalid={invalid} aria-describedby={described} required={required}>
@@ -88,11 +129,19 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
   } else if (field.choices) {
     control = (
       <select id={id} name={field.name} aria-invalid={invalid} aria-describedby={described}>
-        {field.choices.map((c) => <option value={c} selected={text === c || (!text && c === field.default)}>{c}</option>)}
+        {field.choices.map((c) => (
+          <option value={c} selected={text === c || (!text && c === field.default)}>
+            {c}
+          </option>
+        ))}
       </select>
     );
   } else if (field.input === 'textarea' || (field.input === 'text' && (field.max ?? 0) > 255)) {
-    control = <textarea id={id} name={field.name} aria-invalid={invalid} aria-describedby={described}>{text}</textarea>;
+    control = (
+      <textarea id={id} name={field.name} aria-invalid={invalid} aria-describedby={described}>
+        {text}
+      </textarea>
+    );
   } else {
     const type = INPUT_TYPES[field.input];
     control = (
@@ -113,9 +162,16 @@ export function FieldInput(props: { field: Field; value: unknown; errors?: strin
   }
   return (
     <div class="field">
-      <label for={id}>{field.label}{required ? ' (required)' : ''}</label>
+      <label for={id}>
+        {field.label}
+        {required ? ' (required)' : ''}
+      </label>
       {control}
-      {hint ? <p class="field-hint" id={`${id}-hint`}>{hint}</p> : null}
+      {hint ? (
+        <p class="field-hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      ) : null}
       <FieldError id={errorId} messages={errors} />
     </div>
   );
@@ -125,7 +181,9 @@ export function ErrorSummary({ errors }: { errors?: FieldErrors }) {
   if (!errors || Object.keys(errors).length === 0) return null;
   return (
     <div class="flash flash-error" role="alert">
-      <p><strong>Please correct the {Object.keys(errors).length === 1 ? 'field' : 'fields'} below.</strong></p>
+      <p>
+        <strong>Please correct the {Object.keys(errors).length === 1 ? 'field' : 'fields'} below.</strong>
+      </p>
     </div>
   );
 }

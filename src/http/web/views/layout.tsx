@@ -29,7 +29,8 @@ function Nav({ ctx }: { ctx: PageContext }) {
   if (!viewer) return null;
   const links: [string, string][] = [
     ['/', 'Dashboard'],
-    ...recordResources.filter((r) => r.nav && (r.access === 'agent' || viewer.role === 'admin'))
+    ...recordResources
+      .filter((r) => r.nav && (r.access === 'agent' || viewer.role === 'admin'))
       .map((r): [string, string] => [`/${r.name}`, r.name.charAt(0).toUpperCase() + r.name.slice(1)]),
   ];
   const current = (href: string) => (href === '/' ? ctx.path === '/' : ctx.path.startsWith(href));
@@ -37,7 +38,11 @@ function Nav({ ctx }: { ctx: PageContext }) {
     <nav aria-label="Main">
       <ul class="nav">
         {links.map(([href, label]) => (
-          <li><a href={href} aria-current={current(href) ? 'page' : undefined}>{label}</a></li>
+          <li>
+            <a href={href} aria-current={current(href) ? 'page' : undefined}>
+              {label}
+            </a>
+          </li>
         ))}
       </ul>
       <div class="nav-user">
@@ -47,7 +52,9 @@ function Nav({ ctx }: { ctx: PageContext }) {
         </a>
         <form method="post" action="/logout" class="inline">
           <input type="hidden" name="_csrf" value={ctx.csrf} />
-          <button type="submit" class="link-button">Sign out</button>
+          <button type="submit" class="link-button">
+            Sign out
+          </button>
         </form>
       </div>
     </nav>
@@ -55,7 +62,12 @@ function Nav({ ctx }: { ctx: PageContext }) {
 }
 
 // htmx's settings, read from a meta tag (written as JSON, key order kept).
-const HTMX_CONFIG = { includeIndicatorStyles: false, allowScriptTags: false, selfRequestsOnly: true, refreshOnHistoryMiss: true };
+const HTMX_CONFIG = {
+  includeIndicatorStyles: false,
+  allowScriptTags: false,
+  selfRequestsOnly: true,
+  refreshOnHistoryMiss: true,
+};
 
 export function Layout({ ctx, title, children }: { ctx: PageContext; title: string; children: ComponentChildren }) {
   return (
@@ -73,19 +85,33 @@ export function Layout({ ctx, title, children }: { ctx: PageContext; title: stri
         <script src="/assets/app.js" defer></script>
       </head>
       <body hx-headers={JSON.stringify({ 'x-csrf-token': ctx.csrf })}>
-        <a href="#main" class="skip-link">Skip to content</a>
+        <a href="#main" class="skip-link">
+          Skip to content
+        </a>
         <header class="site-header">
-          <a href="/" class="brand">Leadbook</a>
+          <a href="/" class="brand">
+            Leadbook
+          </a>
           <Nav ctx={ctx} />
         </header>
         <main id="main" tabIndex={-1}>
-          {ctx.flash ? <p class={`flash flash-${ctx.flash.kind}`} role={ctx.flash.kind === 'error' ? 'alert' : 'status'}>{ctx.flash.text}</p> : null}
-          {ctx.viewer && !ctx.viewer.emailVerified && ctx.path !== '/verify-email'
-            ? <p class="flash flash-info">Please confirm your email address: <a href="/verify-email">see how, or get a new link</a>.</p>
-            : null}
+          {ctx.flash ? (
+            <p class={`flash flash-${ctx.flash.kind}`} role={ctx.flash.kind === 'error' ? 'alert' : 'status'}>
+              {ctx.flash.text}
+            </p>
+          ) : null}
+          {ctx.viewer && !ctx.viewer.emailVerified && ctx.path !== '/verify-email' ? (
+            <p class="flash flash-info">
+              Please confirm your email address: <a href="/verify-email">see how, or get a new link</a>.
+            </p>
+          ) : null}
           {children}
         </main>
-        <footer class="site-footer"><p>Leadbook · <a href="/docs">API reference</a></p></footer>
+        <footer class="site-footer">
+          <p>
+            Leadbook · <a href="/docs">API reference</a>
+          </p>
+        </footer>
       </body>
     </html>
   );

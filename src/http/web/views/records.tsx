@@ -38,17 +38,43 @@ export const indexFields = (resource: Resource) => resource.visible.filter((f) =
 export const viewFields = (resource: Resource) => resource.visible.filter((f) => f.inView);
 export const formFields = (resource: Resource) => resource.writable.filter((f) => f.inForm);
 
-export function Value({ field, value, choices, locale }: { field: Field; value: unknown; choices: Choices; locale: string }) {
+export function Value({
+  field,
+  value,
+  choices,
+  locale,
+}: {
+  field: Field;
+  value: unknown;
+  choices: Choices;
+  locale: string;
+}) {
   if (value === null || value === undefined || value === '') return <span class="muted">—</span>;
-  if (field.target) return <>{choices.get(field.target.name)?.find((c) => c.id === String(value))?.title ?? `#${String(value)}`}</>;
+  if (field.target)
+    return <>{choices.get(field.target.name)?.find((c) => c.id === String(value))?.title ?? `#${String(value)}`}</>;
   const { text, datetime, dateOnly } = field.kind.display(value, locale);
-  if (datetime) return <time datetime={datetime} data-date-only={dateOnly ? 'true' : undefined}>{text}</time>;
+  if (datetime)
+    return (
+      <time datetime={datetime} data-date-only={dateOnly ? 'true' : undefined}>
+        {text}
+      </time>
+    );
   const href = field.format && formats[field.format].href(text);
   return href ? <a href={href}>{text}</a> : text;
 }
 
 /** A cell that steps through Not set and the kind's options (Not set → Yes → No → Not set) when pressed. */
-export function StateToggle({ resource, record, field, csrf }: { resource: Resource; record: Row; field: Field; csrf: string }) {
+export function StateToggle({
+  resource,
+  record,
+  field,
+  csrf,
+}: {
+  resource: Resource;
+  record: Row;
+  field: Field;
+  csrf: string;
+}) {
   const current = field.kind.toInput(record[field.name]);
   const option = field.kind.options?.find((o) => o.value === current);
   const [label, cls] = option ? [option.label, `badge-${option.label.toLowerCase()}`] : ['Not set', 'badge-unset'];
@@ -56,7 +82,9 @@ export function StateToggle({ resource, record, field, csrf }: { resource: Resou
   return (
     <form method="post" action={action} class="inline" hx-post={action} hx-target="this" hx-swap="outerHTML">
       <CsrfInput token={csrf} />
-      <button type="submit" class={`badge ${cls}`} aria-label={`${field.label}: ${label}. Change it`}>{label}</button>
+      <button type="submit" class={`badge ${cls}`} aria-label={`${field.label}: ${label}. Change it`}>
+        {label}
+      </button>
     </form>
   );
 }
@@ -81,73 +109,127 @@ function Filters({ resource, query, choices }: { resource: Resource; query: Quer
   const to = (query.to ?? {}) as Record<string, unknown>;
   const path = `/${resource.name}`;
   const fields = indexFields(resource);
-  const active = Object.values(filter).filter((v) => v !== '' && v !== undefined).length
-    + Object.values(from).filter(Boolean).length + Object.values(to).filter(Boolean).length;
+  const active =
+    Object.values(filter).filter((v) => v !== '' && v !== undefined).length +
+    Object.values(from).filter(Boolean).length +
+    Object.values(to).filter(Boolean).length;
   return (
     // <search> is newer than some browsers the app supports; role="search" is the landmark they all know.
     // biome-ignore lint/a11y/useSemanticElements: see the line above
-    <form method="get" action={path} role="search" class="card"
-      hx-get={path} hx-trigger="input changed delay:300ms from:#field-search, change, submit" hx-target="#results" hx-select="#results" hx-swap="outerHTML" hx-push-url="true">
+    <form
+      method="get"
+      action={path}
+      role="search"
+      class="card"
+      hx-get={path}
+      hx-trigger="input changed delay:300ms from:#field-search, change, submit"
+      hx-target="#results"
+      hx-select="#results"
+      hx-swap="outerHTML"
+      hx-push-url="true"
+    >
       <div class="filters">
         <div class="field">
           <label for="field-search">Search {resource.name}</label>
-          <input id="field-search" type="search" name="search" value={String(query.search ?? '')} placeholder="Name, email, city…" autocomplete="off" />
+          <input
+            id="field-search"
+            type="search"
+            name="search"
+            value={String(query.search ?? '')}
+            placeholder="Name, email, city…"
+            autocomplete="off"
+          />
         </div>
         <div class="field">
           <label for="field-per-page">Per page</label>
           <select id="field-per-page" name="per_page">
-            {PER_PAGE_CHOICES.map((n) => <option value={String(n)} selected={String(query.per_page ?? 25) === String(n)}>{n}</option>)}
+            {PER_PAGE_CHOICES.map((n) => (
+              <option value={String(n)} selected={String(query.per_page ?? 25) === String(n)}>
+                {n}
+              </option>
+            ))}
           </select>
         </div>
         {query.sort ? <input type="hidden" name="sort" value={String(query.sort)} /> : null}
         <div class="actions">
           <button type="submit">Apply</button>
-          <a href={path} class="button button-secondary">Clear</a>
+          <a href={path} class="button button-secondary">
+            Clear
+          </a>
         </div>
       </div>
       {/* The filters fold away (a phone would scroll past a screenful of them); open while any is set. */}
       <details class="more-filters" open={active > 0}>
         <summary>Filters{active ? ` (${active} set)` : ''}</summary>
         <div class="filters">
-          {fields.filter((f) => f.kind.options).map((f) => (
-            <div class="field">
-              <label for={`filter-${f.name}`}>{f.label}</label>
-              <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
-                {[{ value: '', label: 'Any' }, ...f.kind.options!, { value: 'null', label: 'Not set' }].map(({ value: v, label: l }) => <option value={v} selected={String(filter[f.name] ?? '') === v}>{l}</option>)}
-              </select>
-            </div>
-          ))}
-          {fields.filter((f) => f.choices).map((f) => (
-            <div class="field">
-              <label for={`filter-${f.name}`}>{f.label}</label>
-              <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
-                <option value="">Any</option>
-                {f.choices!.map((c) => <option value={c} selected={filter[f.name] === c}>{c}</option>)}
-              </select>
-            </div>
-          ))}
-          {fields.filter((f) => f.target).map((f) => (
-            <div class="field">
-              <label for={`filter-${f.name}`}>{f.label}</label>
-              <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
-                <option value="">Any</option>
-                <option value="null" selected={filter[f.name] === 'null'}>None</option>
-                {(choices.get(f.target!.name) ?? []).map((c) => <option value={c.id} selected={String(filter[f.name] ?? '') === c.id}>{c.title}</option>)}
-              </select>
-            </div>
-          ))}
-          {fields.filter((f) => f.kind.instant).map((f) => (
-            <>
+          {fields
+            .filter((f) => f.kind.options)
+            .map((f) => (
               <div class="field">
-                <label for={`from-${f.name}`}>{f.label} from</label>
-                <input id={`from-${f.name}`} type="date" name={`from[${f.name}]`} value={String(from[f.name] ?? '')} />
+                <label for={`filter-${f.name}`}>{f.label}</label>
+                <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
+                  {[{ value: '', label: 'Any' }, ...f.kind.options!, { value: 'null', label: 'Not set' }].map(
+                    ({ value: v, label: l }) => (
+                      <option value={v} selected={String(filter[f.name] ?? '') === v}>
+                        {l}
+                      </option>
+                    ),
+                  )}
+                </select>
               </div>
+            ))}
+          {fields
+            .filter((f) => f.choices)
+            .map((f) => (
               <div class="field">
-                <label for={`to-${f.name}`}>{f.label} to</label>
-                <input id={`to-${f.name}`} type="date" name={`to[${f.name}]`} value={String(to[f.name] ?? '')} />
+                <label for={`filter-${f.name}`}>{f.label}</label>
+                <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
+                  <option value="">Any</option>
+                  {f.choices!.map((c) => (
+                    <option value={c} selected={filter[f.name] === c}>
+                      {c}
+                    </option>
+                  ))}
+                </select>
               </div>
-            </>
-          ))}
+            ))}
+          {fields
+            .filter((f) => f.target)
+            .map((f) => (
+              <div class="field">
+                <label for={`filter-${f.name}`}>{f.label}</label>
+                <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
+                  <option value="">Any</option>
+                  <option value="null" selected={filter[f.name] === 'null'}>
+                    None
+                  </option>
+                  {(choices.get(f.target!.name) ?? []).map((c) => (
+                    <option value={c.id} selected={String(filter[f.name] ?? '') === c.id}>
+                      {c.title}
+                    </option>
+                  ))}
+                </select>
+              </div>
+            ))}
+          {fields
+            .filter((f) => f.kind.instant)
+            .map((f) => (
+              <>
+                <div class="field">
+                  <label for={`from-${f.name}`}>{f.label} from</label>
+                  <input
+                    id={`from-${f.name}`}
+                    type="date"
+                    name={`from[${f.name}]`}
+                    value={String(from[f.name] ?? '')}
+                  />
+                </div>
+                <div class="field">
+                  <label for={`to-${f.name}`}>{f.label} to</label>
+                  <input id={`to-${f.name}`} type="date" name={`to[${f.name}]`} value={String(to[f.name] ?? '')} />
+                </div>
+              </>
+            ))}
         </div>
       </details>
     </form>
@@ -164,7 +246,8 @@ function SortHeader({ resource, field, query }: { resource: Resource; field: Fie
   return (
     <th scope="col" aria-sort={state}>
       <a href={hrefWith(`/${resource.name}`, query, { sort: next, page: undefined })}>
-        {field.label}{ascending ? ' ▲' : descending ? ' ▼' : ''}
+        {field.label}
+        {ascending ? ' ▲' : descending ? ' ▼' : ''}
         <span class="visually-hidden">{ascending ? ', sorted ascending; sort descending' : ', sort ascending'}</span>
       </a>
     </th>
@@ -175,18 +258,44 @@ function Pager({ resource, result, query }: { resource: Resource; result: ListRe
   const { page = 1, per_page, total = 0, last_page = 1 } = result.meta;
   const first = total === 0 ? 0 : (page - 1) * per_page + 1;
   const last = Math.min(total, page * per_page);
-  const pages = [...new Set([1, page - 2, page - 1, page, page + 1, page + 2, last_page])].filter((p) => p >= 1 && p <= last_page).sort((a, b) => a - b);
+  const pages = [...new Set([1, page - 2, page - 1, page, page + 1, page + 2, last_page])]
+    .filter((p) => p >= 1 && p <= last_page)
+    .sort((a, b) => a - b);
   const link = (p: number) => hrefWith(`/${resource.name}`, query, { page: p === 1 ? undefined : p });
   return (
     <div class="pager">
       {/* Still announced after a live search when nothing matches; the empty box says it to the eye. */}
-      <p aria-live="polite" class={total === 0 ? 'visually-hidden' : undefined}>{total === 0 ? 'No results' : `Showing ${first}–${last} of ${total}`}</p>
+      <p aria-live="polite" class={total === 0 ? 'visually-hidden' : undefined}>
+        {total === 0 ? 'No results' : `Showing ${first}–${last} of ${total}`}
+      </p>
       {last_page > 1 ? (
         <nav aria-label="Pages">
           <ul>
-            {page > 1 ? <li><a href={link(page - 1)} rel="prev">Previous</a></li> : null}
-            {pages.map((p) => <li>{p === page ? <span class="current" aria-current="page">{p}</span> : <a href={link(p)}>{p}</a>}</li>)}
-            {page < last_page ? <li><a href={link(page + 1)} rel="next">Next</a></li> : null}
+            {page > 1 ? (
+              <li>
+                <a href={link(page - 1)} rel="prev">
+                  Previous
+                </a>
+              </li>
+            ) : null}
+            {pages.map((p) => (
+              <li>
+                {p === page ? (
+                  <span class="current" aria-current="page">
+                    {p}
+                  </span>
+                ) : (
+                  <a href={link(p)}>{p}</a>
+                )}
+              </li>
+            ))}
+            {page < last_page ? (
+              <li>
+                <a href={link(page + 1)} rel="next">
+                  Next
+                </a>
+              </li>
+            ) : null}
           </ul>
         </nav>
       ) : null}
@@ -201,8 +310,16 @@ export function Results({ ctx, resource, result, query, choices, problem, id = '
       <div id={id}>
         <div class="flash flash-error" role="alert">
           <p>These filters cannot be used:</p>
-          <ul>{Object.entries(problem).map(([k, v]) => <li>{k}: {v.join('; ')}</li>)}</ul>
-          <p><a href={`/${resource.name}`}>Clear the filters</a></p>
+          <ul>
+            {Object.entries(problem).map(([k, v]) => (
+              <li>
+                {k}: {v.join('; ')}
+              </li>
+            ))}
+          </ul>
+          <p>
+            <a href={`/${resource.name}`}>Clear the filters</a>
+          </p>
         </div>
       </div>
     );
@@ -210,27 +327,45 @@ export function Results({ ctx, resource, result, query, choices, problem, id = '
   return (
     <div id={id}>
       {result.data.length === 0 && empty ? (
-        <div class="card empty"><p>{empty}</p></div>
+        <div class="card empty">
+          <p>{empty}</p>
+        </div>
       ) : result.data.length === 0 ? (
         <div class="card empty">
-          <p>No {resource.name} match{query.search ? <> “{String(query.search)}”</> : null}.</p>
-          <p><a href={`/${resource.name}`}>Clear the search and filters</a></p>
+          <p>
+            No {resource.name} match{query.search ? <> “{String(query.search)}”</> : null}.
+          </p>
+          <p>
+            <a href={`/${resource.name}`}>Clear the search and filters</a>
+          </p>
         </div>
       ) : (
         <div class="table-wrap">
           <table>
             <caption class="visually-hidden">{title(resource.name)}</caption>
-            <thead><tr>{fields.map((f) => <SortHeader resource={resource} field={f} query={query} />)}</tr></thead>
+            <thead>
+              <tr>
+                {fields.map((f) => (
+                  <SortHeader resource={resource} field={f} query={query} />
+                ))}
+              </tr>
+            </thead>
             <tbody>
               {result.data.map((record) => (
                 <tr>
                   {fields.map((f, i) => (
                     <td class={f.kind.textual && (f.max ?? 0) > 100 ? 'cell-text' : 'cell-short'}>
-                      {i === 0
-                        ? <a href={`/${resource.name}/${String(record.id)}`}>{record[f.name] === null || record[f.name] === '' ? recordTitle(resource, record) : String(record[f.name])}</a>
-                        : f.kind.options && f.fillable
-                          ? <StateToggle resource={resource} record={record} field={f} csrf={ctx.csrf} />
-                          : <Value field={f} value={record[f.name]} choices={choices} locale={ctx.locale} />}
+                      {i === 0 ? (
+                        <a href={`/${resource.name}/${String(record.id)}`}>
+                          {record[f.name] === null || record[f.name] === ''
+                            ? recordTitle(resource, record)
+                            : String(record[f.name])}
+                        </a>
+                      ) : f.kind.options && f.fillable ? (
+                        <StateToggle resource={resource} record={record} field={f} csrf={ctx.csrf} />
+                      ) : (
+                        <Value field={f} value={record[f.name]} choices={choices} locale={ctx.locale} />
+                      )}
                     </td>
                   ))}
                 </tr>
@@ -252,9 +387,15 @@ export function IndexPage(props: IndexProps) {
       <div class="toolbar">
         <h1>{title(resource.name)}</h1>
         <div class="actions">
-          <a class="button" href={`/${resource.name}/new`}>New {resource.singular}</a>
-          <a class="button button-secondary" href={hrefWith(`/${resource.name}/export.csv`, exportQuery)}>Export CSV</a>
-          <a class="button button-secondary" href={`/${resource.name}/import`}>Import CSV</a>
+          <a class="button" href={`/${resource.name}/new`}>
+            New {resource.singular}
+          </a>
+          <a class="button button-secondary" href={hrefWith(`/${resource.name}/export.csv`, exportQuery)}>
+            Export CSV
+          </a>
+          <a class="button button-secondary" href={`/${resource.name}/import`}>
+            Import CSV
+          </a>
         </div>
       </div>
       <Filters resource={resource} query={query} choices={props.choices} />
@@ -277,29 +418,62 @@ function HasManyPanel({ owner, record, panel }: { owner: Resource; record: Row; 
   const heading = `${title(resource.name)} · ${field.label}`;
   return (
     <section class="card has-many" aria-label={heading}>
-      <h2>{heading} <span class="muted">({total.toLocaleString('en-US')})</span></h2>
-      {result.data.length === 0 ? <p class="muted">None yet.</p> : (
-        <ul>{result.data.map((r) => <li><a href={`/${resource.name}/${String(r.id)}`}>{recordTitle(resource, r)}</a></li>)}</ul>
+      <h2>
+        {heading} <span class="muted">({total.toLocaleString('en-US')})</span>
+      </h2>
+      {result.data.length === 0 ? (
+        <p class="muted">None yet.</p>
+      ) : (
+        <ul>
+          {result.data.map((r) => (
+            <li>
+              <a href={`/${resource.name}/${String(r.id)}`}>{recordTitle(resource, r)}</a>
+            </li>
+          ))}
+        </ul>
       )}
-      {total > result.data.length && <p><a href={all}>All {total.toLocaleString('en-US')} {resource.name}</a></p>}
+      {total > result.data.length && (
+        <p>
+          <a href={all}>
+            All {total.toLocaleString('en-US')} {resource.name}
+          </a>
+        </p>
+      )}
     </section>
   );
 }
 
-export function DetailPage(props: { ctx: PageContext; resource: Resource; record: Row; choices: Choices; extra?: preact.ComponentChildren; panels?: HasMany[] }) {
+export function DetailPage(props: {
+  ctx: PageContext;
+  resource: Resource;
+  record: Row;
+  choices: Choices;
+  extra?: preact.ComponentChildren;
+  panels?: HasMany[];
+}) {
   const { ctx, resource, record, choices, extra, panels = [] } = props;
   const id = String(record.id);
   return (
     <Layout ctx={ctx} title={recordTitle(resource, record)}>
-      <p><a href={`/${resource.name}`}>← All {resource.name}</a></p>
+      <p>
+        <a href={`/${resource.name}`}>← All {resource.name}</a>
+      </p>
       <div class="toolbar">
         <h1>{recordTitle(resource, record)}</h1>
         <div class="actions">
-          <a class="button" href={`/${resource.name}/${id}/edit`}>Edit</a>
-          {recordResources.filter((r) => r.base === resource).map((r) => (
-            <a class="button button-secondary" href={`/${r.name}/new?from=${id}`}>Create {r.singular}</a>
-          ))}
-          <a class="button button-danger" href={`/${resource.name}/${id}/delete`}>Delete</a>
+          <a class="button" href={`/${resource.name}/${id}/edit`}>
+            Edit
+          </a>
+          {recordResources
+            .filter((r) => r.base === resource)
+            .map((r) => (
+              <a class="button button-secondary" href={`/${r.name}/new?from=${id}`}>
+                Create {r.singular}
+              </a>
+            ))}
+          <a class="button button-danger" href={`/${resource.name}/${id}/delete`}>
+            Delete
+          </a>
         </div>
       </div>
       <section class="card" aria-label="Details">
@@ -307,18 +481,26 @@ export function DetailPage(props: { ctx: PageContext; resource: Resource; record
           {viewFields(resource).map((f) => (
             <>
               <dt>{f.label}</dt>
-              <dd><Value field={f} value={record[f.name]} choices={choices} locale={ctx.locale} /></dd>
+              <dd>
+                <Value field={f} value={record[f.name]} choices={choices} locale={ctx.locale} />
+              </dd>
             </>
           ))}
-          {(['created_at', 'updated_at'] as const).filter((n) => resource.field(n)).map((n) => (
-            <>
-              <dt>{n === 'created_at' ? 'Created' : 'Last changed'}</dt>
-              <dd><Value field={resource.field(n)!} value={record[n]} choices={choices} locale={ctx.locale} /></dd>
-            </>
-          ))}
+          {(['created_at', 'updated_at'] as const)
+            .filter((n) => resource.field(n))
+            .map((n) => (
+              <>
+                <dt>{n === 'created_at' ? 'Created' : 'Last changed'}</dt>
+                <dd>
+                  <Value field={resource.field(n)!} value={record[n]} choices={choices} locale={ctx.locale} />
+                </dd>
+              </>
+            ))}
         </dl>
       </section>
-      {panels.map((panel) => <HasManyPanel owner={resource} record={record} panel={panel} />)}
+      {panels.map((panel) => (
+        <HasManyPanel owner={resource} record={record} panel={panel} />
+      ))}
       {extra}
     </Layout>
   );
@@ -343,7 +525,9 @@ export function RecordForm({ ctx, resource, record, values, errors, etag, choice
   const heading = editing ? `Edit ${recordTitle(resource, record)}` : `New ${resource.singular}`;
   return (
     <Layout ctx={ctx} title={heading}>
-      <p><a href={editing ? action : `/${resource.name}`}>← {editing ? 'Back' : `All ${resource.name}`}</a></p>
+      <p>
+        <a href={editing ? action : `/${resource.name}`}>← {editing ? 'Back' : `All ${resource.name}`}</a>
+      </p>
       <h1>{heading}</h1>
       {note ? <p class="flash flash-info">{note}</p> : null}
       <ErrorSummary errors={errors} />
@@ -352,7 +536,14 @@ export function RecordForm({ ctx, resource, record, values, errors, etag, choice
         {etag ? <input type="hidden" name="_etag" value={etag} /> : null}
         <div class="form-grid">
           {formFields(resource).map((f, i) => (
-            <FieldInput field={f} value={values[f.name]} errors={errors?.[f.name]} choices={choices} autoFocus={i === 0 && !errors} optionalPassword={editing && f.kind.writeOnly} />
+            <FieldInput
+              field={f}
+              value={values[f.name]}
+              errors={errors?.[f.name]}
+              choices={choices}
+              autoFocus={i === 0 && !errors}
+              optionalPassword={editing && f.kind.writeOnly}
+            />
           ))}
         </div>
         <div class="actions">
@@ -365,24 +556,55 @@ export function RecordForm({ ctx, resource, record, values, errors, etag, choice
 }
 
 /** Someone saved first: both versions side by side, and the choice is the user's. */
-export function ConflictPage({ ctx, resource, theirs, mine, etag, choices }: { ctx: PageContext; resource: Resource; theirs: Row; mine: Record<string, unknown>; etag: string; choices: Choices }) {
+export function ConflictPage({
+  ctx,
+  resource,
+  theirs,
+  mine,
+  etag,
+  choices,
+}: {
+  ctx: PageContext;
+  resource: Resource;
+  theirs: Row;
+  mine: Record<string, unknown>;
+  etag: string;
+  choices: Choices;
+}) {
   const id = String(theirs.id);
-  const changed = formFields(resource).filter((f) => f.name in mine && String(mine[f.name] ?? '') !== String(theirs[f.name] ?? ''));
+  const changed = formFields(resource).filter(
+    (f) => f.name in mine && String(mine[f.name] ?? '') !== String(theirs[f.name] ?? ''),
+  );
   return (
     <Layout ctx={ctx} title="Someone else saved first">
       <h1>Someone else saved this {resource.singular} first</h1>
       <p class="flash flash-error" role="alert">
-        While you were editing, another change to “{recordTitle(resource, theirs)}” was saved. Nothing of yours was written. Compare the two versions and choose.
+        While you were editing, another change to “{recordTitle(resource, theirs)}” was saved. Nothing of yours was
+        written. Compare the two versions and choose.
       </p>
       <div class="table-wrap">
         <table>
-          <thead><tr><th scope="col">Field</th><th scope="col">Saved by the other person</th><th scope="col">Your version</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              <th scope="col">Saved by the other person</th>
+              <th scope="col">Your version</th>
+            </tr>
+          </thead>
           <tbody>
             {(changed.length ? changed : formFields(resource)).map((f) => (
               <tr>
                 <th scope="row">{f.label}</th>
-                <td><Value field={f} value={theirs[f.name]} choices={choices} locale={ctx.locale} /></td>
-                <td>{mine[f.name] === null || mine[f.name] === undefined || mine[f.name] === '' ? <span class="muted">—</span> : String(mine[f.name])}</td>
+                <td>
+                  <Value field={f} value={theirs[f.name]} choices={choices} locale={ctx.locale} />
+                </td>
+                <td>
+                  {mine[f.name] === null || mine[f.name] === undefined || mine[f.name] === '' ? (
+                    <span class="muted">—</span>
+                  ) : (
+                    String(mine[f.name])
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -392,10 +614,14 @@ export function ConflictPage({ ctx, resource, theirs, mine, etag, choices }: { c
         <form method="post" action={`/${resource.name}/${id}`}>
           <CsrfInput token={ctx.csrf} />
           <input type="hidden" name="_etag" value={etag} />
-          {Object.entries(mine).map(([k, v]) => <input type="hidden" name={k} value={v === null || v === undefined ? '' : String(v)} />)}
+          {Object.entries(mine).map(([k, v]) => (
+            <input type="hidden" name={k} value={v === null || v === undefined ? '' : String(v)} />
+          ))}
           <button type="submit">Save my version over theirs</button>
         </form>
-        <a class="button button-secondary" href={`/${resource.name}/${id}`}>Keep theirs</a>
+        <a class="button button-secondary" href={`/${resource.name}/${id}`}>
+          Keep theirs
+        </a>
         <a href={`/${resource.name}/${id}/edit`}>Start again from theirs</a>
       </div>
     </Layout>
@@ -411,7 +637,9 @@ export function DeletePage({ ctx, resource, record }: { ctx: PageContext; resour
         <p>This {resource.singular} will be removed for everyone. This cannot be undone.</p>
         <form method="post" action={`/${resource.name}/${id}/delete`} class="actions">
           <CsrfInput token={ctx.csrf} />
-          <button type="submit" class="button-danger">Delete</button>
+          <button type="submit" class="button-danger">
+            Delete
+          </button>
           <a href={`/${resource.name}/${id}`}>Cancel</a>
         </form>
       </section>
