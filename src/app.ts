@@ -30,6 +30,7 @@ import { assetRoutes } from './http/web/assets.ts';
 import { webApp } from './http/web/plugin.tsx';
 import { sendNotFoundPage } from './http/web/render.tsx';
 import { recordResources, resources } from './resources/index.ts';
+import { VERSION } from './version.ts';
 
 export interface AppOptions {
   database: Database;
@@ -39,7 +40,6 @@ export interface AppOptions {
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
-export const VERSION = '0.1.0';
 
 // Header and body fields that may hold a secret: pino writes "[redacted]" instead.
 const REDACT = [

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { recordResources } from '../src/resources/index.ts';
 import { DIALECTS, freshDatabase } from './helpers/database.ts';
 import { runCli, serveCli } from './helpers/process.ts';
 
@@ -16,6 +17,12 @@ describe('leadbook command', () => {
       const help = await runCli([sub, '--help']);
       assert.equal(help.code, 0, sub);
       assert.match(help.stdout, new RegExp(`Usage: leadbook ${sub}`));
+    }
+    // The CSV commands name the record resources, from the declarations.
+    for (const sub of ['import', 'export']) {
+      const help = await runCli([sub, '--help']);
+      assert.equal(help.code, 0, sub);
+      assert.match(help.stdout, new RegExp(`resource +one of ${recordResources.map((r) => r.name).join(', ')}`), sub);
     }
     const wrong = await runCli(['nonsense']);
     assert.notEqual(wrong.code, 0);

@@ -1,13 +1,18 @@
 // leadbook serve | migrate
 // Each command loads its modules when it runs (a dynamic import in its action),
 // so that `--help` and `--version` load commander only, and `serve` only the app.
-import fs from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
+import { VERSION } from '../version.ts';
 
-/** The version of package.json (two folders up, from src/cli/ and from dist/cli/ alike). */
-const VERSION = (
-  JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+// The resources the CSV commands take, named from the declarations. Loading them brings the app's account rules along
+// (half a second), so only a command line that names one of those commands pays for it.
+const CSV_COMMANDS = ['import', 'export'];
+const resourceNames = process.argv.slice(2).some((arg) => CSV_COMMANDS.includes(arg))
+  ? (await import('../resources/index.ts')).recordResources.map((r) => r.name)
+  : undefined;
+const RESOURCE = resourceNames
+  ? `one of ${resourceNames.join(', ')}`
+  : 'a resource, named as in the API path (`leadbook import --help` lists them)';
 
 function parseWorkers(text: string): number {
   const n = Number(text);
@@ -156,10 +161,10 @@ program
 program
   .command('import')
   .description(
-    'import a CSV file (a header row of field names, then one record per row) into ' +
-      'contacts, inquiries or users; invalid rows are listed and skipped, valid ones kept',
+    "import a CSV file (a header row of field names, then one record per row) into a resource's records; " +
+      'invalid rows are listed and skipped, valid ones kept',
   )
-  .argument('<resource>', 'contacts, inquiries or users')
+  .argument('<resource>', RESOURCE)
   .argument('<file>', 'the CSV file')
   .option('--as <email>', 'the admin the records are created by (default: the first admin)')
   .option('--report <file>', 'write the full report (every failed row and its errors) as JSON')
@@ -170,8 +175,8 @@ program
 
 program
   .command('export')
-  .description('export contacts, inquiries or users as CSV, streamed, to a file or standard output')
-  .argument('<resource>', 'contacts, inquiries or users')
+  .description("export a resource's records as CSV, streamed, to a file or standard output")
+  .argument('<resource>', RESOURCE)
   .argument('[file]', 'the file to write (default: standard output)')
   .option(
     '--query <params>',
