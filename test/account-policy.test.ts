@@ -4,26 +4,9 @@
 // test crosses doors: what one door did, the other one sees. On both databases.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Client, type Reply, startApp, type TestApp } from './helpers/app.ts';
+import { type Client, startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
-
-const csrfOf = (html: string) => {
-  const match = /name="_csrf" value="([^"]+)"/.exec(html);
-  assert.ok(match, 'the page has a CSRF token');
-  return match[1]!;
-};
-
-const form = (values: Record<string, string>) => ({
-  body: new URLSearchParams(values).toString(),
-  headers: { 'content-type': 'application/x-www-form-urlencoded' },
-});
-
-/** GETs the page for a fresh CSRF token, then posts the form with it, as a browser without JavaScript. */
-async function submit(client: Client, page: string, action: string, values: Record<string, string>): Promise<Reply> {
-  const shown = await client.get(page);
-  assert.equal(shown.status, 200, shown.text);
-  return client.request('POST', action, form({ ...values, _csrf: csrfOf(shown.text) }));
-}
+import { submit } from './reliability/helpers/security.ts';
 
 const unescapeHtml = (html: string) => html.replaceAll('&#39;', "'").replaceAll('&quot;', '"').replaceAll('&amp;', '&');
 

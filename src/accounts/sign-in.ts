@@ -7,7 +7,7 @@ import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
 import { type Knock, limitKeys } from './limits.ts';
 import { checkPassword, hashPassword } from './passwords.ts';
-import { findUserByEmail, fromDbBool, setUserColumns, type UserRow } from './store.ts';
+import { ensureAccountState, findUserByEmail, fromDbBool, setUserColumns, type UserRow } from './store.ts';
 
 export const MAX_CONSECUTIVE_FAILURES = 100;
 
@@ -16,11 +16,7 @@ export const invalidCredentials = () =>
 
 async function accountState(a: Accounts, userId: bigint) {
   const { db } = a.database;
-  await db
-    .insertInto('account_states')
-    .values({ user_id: userId })
-    .onConflict((oc) => oc.column('user_id').doNothing())
-    .execute();
+  await ensureAccountState(db, userId);
   return db.selectFrom('account_states').selectAll().where('user_id', '=', userId).executeTakeFirstOrThrow();
 }
 

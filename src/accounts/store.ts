@@ -75,6 +75,15 @@ export async function setUserColumns(db: Executor, id: bigint, values: Updateabl
     .execute();
 }
 
+/** Makes sure the user has a row of account state (failures, the last TOTP step), created empty on first need. */
+export async function ensureAccountState(db: Executor, userId: bigint): Promise<void> {
+  await db
+    .insertInto('account_states')
+    .values({ user_id: userId })
+    .onConflict((oc) => oc.column('user_id').doNothing())
+    .execute();
+}
+
 export async function countUsers(db: Executor): Promise<number> {
   const row = await db.selectFrom('users').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
   return Number(row.n);

@@ -7,6 +7,7 @@ import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
 import type { Accounts } from './context.ts';
 import { decrypt, encrypt, safeEqual } from './secrets.ts';
+import { ensureAccountState } from './store.ts';
 
 const PERIOD_SECONDS = 30;
 const DRIFT_STEPS = 1;
@@ -66,11 +67,7 @@ export async function acceptCode(
   if (delta === null) return 'invalid';
   const step = Math.floor(now / 1000 / PERIOD_SECONDS) + delta;
   const { db } = a.database;
-  await db
-    .insertInto('account_states')
-    .values({ user_id: userId })
-    .onConflict((oc) => oc.column('user_id').doNothing())
-    .execute();
+  await ensureAccountState(db, userId);
   const result = await db
     .updateTable('account_states')
     .set({ totp_last_step: step })
