@@ -224,6 +224,9 @@ async function main() {
     await shoot({ name: 'inquiries-new-from-contact', go: goto(`/inquiries/new?from=${contactIds[4]}`), reload: true });
     await shoot({ name: 'users-index', go: goto('/users'), reload: true });
     await shoot({ name: 'users-new', go: goto('/users/new'), reload: true });
+    // A user's page: the has-many panels of the records that reference the user (inquiries assigned, contacts created).
+    await shoot({ name: 'users-detail', go: goto(`/users/${agentId}`), reload: true });
+    await shoot({ name: 'inquiries-edit', go: goto(`/inquiries/${inquiryIds[0]}/edit`), reload: true });
     await shoot({ name: 'not-found', go: goto('/contacts/999999'), reload: true });
     await shoot({ name: 'verify-email', go: goto('/verify-email'), reload: true });
 
