@@ -270,7 +270,7 @@ for (const dialect of DIALECTS) {
         const otherSqlite = path.join(source.options.dataDir, 'other.sqlite');
         if (dialect === 'sqlite') {
           const other = new SQLite(otherSqlite);
-          other.exec('create table notes (x)');
+          other.exec('create table unrelated_things (x)');
           other.close();
           await assert.rejects(restoreDatabase(configOf(source), otherSqlite), {
             message: new RegExp(`is not a Leadbook backup: it has no leadbook_migrations, ${TABLES.join(', ')} tables`),
