@@ -35,7 +35,7 @@ async function adminContext(database: Database, email?: string): Promise<Context
         ? `no admin has the email ${email}`
         : 'there is no admin yet: create one with leadbook user:create --admin --email …',
     );
-  return { database, actor: { id: BigInt(admin.id as string | number | bigint), role: 'admin' } };
+  return { database, actor: { id: BigInt(admin.id as string | number | bigint), role: 'admin' }, via: 'cli' };
 }
 
 export interface ImportCommandOptions {

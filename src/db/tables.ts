@@ -130,6 +130,19 @@ export interface RecordCountsTable {
   n: BigInt64;
 }
 
+/** One entry of the change log (2026-11-23T0003-change-log): `changes` and `hidden_changed` are JSON text. */
+export interface ChangeLogTable {
+  id: GeneratedId;
+  at: Instant;
+  actor_id: Nullable<Id>;
+  via: string;
+  action: string;
+  resource: string | null;
+  record_id: Nullable<Id>;
+  changes: string | null;
+  hidden_changed: string | null;
+}
+
 export interface DB {
   contacts: ContactsTable;
   inquiries: InquiriesTable;
@@ -139,6 +152,7 @@ export interface DB {
   personal_access_tokens: PersonalAccessTokensTable;
   password_resets: MailedTokensTable;
   invitations: MailedTokensTable;
+  change_log: ChangeLogTable;
   avatars: AvatarsTable;
   rate_limits: RateLimitsTable;
   record_counts: RecordCountsTable;

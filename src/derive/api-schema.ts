@@ -126,3 +126,37 @@ export function listQuerySchema(resource: Resource): JsonSchema {
     additionalProperties: false,
   };
 }
+
+/** A page of a record's timeline: each entry's changes are [before, after] pairs typed by the fields they name. */
+export function activitySchema(resource: Resource): JsonSchema {
+  const changes: Record<string, JsonSchema> = {};
+  for (const f of resource.visible) {
+    if (f.primary || f.timestamp) continue;
+    changes[f.name] = { type: 'array', minItems: 2, maxItems: 2, items: withNull(f.kind.schema(f)) };
+  }
+  const entry = {
+    type: 'object',
+    properties: {
+      id: { type: 'integer', format: 'int64' },
+      at: { type: 'string', format: 'date-time' },
+      action: { type: 'string', enum: ['created', 'updated', 'deleted'] },
+      actor: {
+        type: ['object', 'null'],
+        properties: { id: { type: 'integer', format: 'int64' }, name: { type: 'string' } },
+        required: ['id', 'name'],
+      },
+      via: { type: 'string', enum: ['web', 'api', 'import', 'intake', 'rule', 'cli', 'system'] },
+      changes: { type: 'object', properties: changes, additionalProperties: false },
+      hidden_changed: { type: 'array', items: { type: 'string' } },
+    },
+    required: ['id', 'at', 'action', 'actor', 'via'],
+  };
+  return {
+    type: 'object',
+    properties: {
+      data: { type: 'array', items: entry },
+      meta: { type: 'object', properties: { next_cursor: { type: ['string', 'null'] } }, required: ['next_cursor'] },
+    },
+    required: ['data', 'meta'],
+  };
+}

@@ -3,7 +3,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Database } from '../db/connection.ts';
 import type { Context } from '../records/operations.ts';
 
-/** The operations' context for a request: the database and who is calling. */
+/** The operations' context for a request: the database, who is calling and through which door. */
 export function contextOf(database: Database, request: FastifyRequest): Context {
-  return { database, actor: request.actor, sessionId: request.session?.id };
+  const via = request.url.startsWith('/api/') ? 'api' : 'web';
+  return { database, actor: request.actor, sessionId: request.session?.id, via };
 }

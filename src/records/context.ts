@@ -9,8 +9,13 @@ export interface Actor {
   role: Role;
 }
 
+/** The door a change came through, as the change log keeps it. */
+export type Via = 'web' | 'api' | 'import' | 'intake' | 'rule' | 'cli' | 'system';
+
 export interface Context {
   database: Database;
+  /** The door (default: the API). */
+  via?: Via;
   /** Absent for a stranger: every operation then answers 401. */
   actor?: Actor;
   /** The browser session the request came with, which a password change keeps. */

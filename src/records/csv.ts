@@ -314,6 +314,8 @@ export async function importCsv(
   options: ImportOptions = {},
 ): Promise<ImportReport> {
   authorize(ctx, resource);
+  // An import's changes say so, whichever door brought the file; the command line is a door of its own.
+  ctx = { ...ctx, via: ctx.via === 'cli' ? 'cli' : 'import' };
   const batchSize = options.batchSize ?? IMPORT_BATCH;
   const parser: Parser = parse({
     bom: true,

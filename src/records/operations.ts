@@ -6,6 +6,7 @@ import { encodeCursor, parseListQuery } from '../derive/list-query.ts';
 import type { Resource } from '../schema/resource.ts';
 import type { Actor, Context } from './context.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
+import { logChange, logCreated, timeline } from './change-log.ts';
 import { rulesOf } from './rules.ts';
 import { readInput } from './input.ts';
 import {
@@ -229,6 +230,12 @@ export async function listRecords(
   };
 }
 
+/** A record's timeline (it must exist), a page of entries newest first. */
+export async function recordActivity(ctx: Context, resource: Resource, rawId: string, cursor?: string) {
+  const { record } = await getRecord(ctx, resource, rawId);
+  return timeline(ctx, resource, BigInt(record[resource.primaryKey.name] as bigint), cursor);
+}
+
 export async function getRecord(ctx: Context, resource: Resource, rawId: string): Promise<RecordResult> {
   authorize(ctx, resource);
   const { db } = ctx.database;
@@ -292,6 +299,7 @@ export async function createRecord(ctx: Context, resource: Resource, body: unkno
     db.transaction().execute(async (trx) => {
       await checkReferences(trx, resource, values);
       const id = await insertPrepared(trx, resource, values);
+      await logChange(trx, ctx, resource, 'created', id, null, null);
       const record = (await selectById(trx, resource, id))!;
       return { record, after: await hooks.afterCreate?.(trx, ctx, record, body as Row) };
     }),
@@ -317,7 +325,9 @@ export async function insertPreparedBatch(
   authorize(ctx, resource);
   const { db } = ctx.database;
   try {
-    await db.transaction().execute((trx) => insertRows(trx, resource, rows));
+    await db
+      .transaction()
+      .execute(async (trx) => logCreated(trx, ctx, resource, await insertRows(trx, resource, rows)));
     return rows.map(() => null);
   } catch (error) {
     if (!isUniqueViolation(error) && !isForeignKeyViolation(error)) throw error;
@@ -326,7 +336,10 @@ export async function insertPreparedBatch(
   for (const values of rows) {
     try {
       await uniqueAsFieldError(ctx, resource, values, () =>
-        db.transaction().execute((trx) => insertPrepared(trx, resource, values)),
+        db.transaction().execute(async (trx) => {
+          const id = await insertPrepared(trx, resource, values);
+          await logChange(trx, ctx, resource, 'created', id, null, null);
+        }),
       );
       outcomes.push(null);
     } catch (error) {
@@ -364,7 +377,9 @@ export async function updateRecord(
       if (resource.needsOneOf.some((f) => f.name in changes)) checkNeedsOneOf(resource, { ...before, ...changes });
       await checkReferences(trx, resource, changes);
       await hooks.beforeUpdate?.(trx, ctx, before, changes);
-      await updateRow(trx, resource, id, stamp(resource, changes, before, new Date().toISOString(), actor));
+      const written = stamp(resource, changes, before, new Date().toISOString(), actor);
+      await updateRow(trx, resource, id, written);
+      await logChange(trx, ctx, resource, 'updated', id, before, written);
       await hooks.afterUpdate?.(trx, ctx, before, changes);
       return (await selectById(trx, resource, id))!;
     }),
@@ -385,6 +400,7 @@ export async function deleteRecord(ctx: Context, resource: Resource, rawId: stri
       await rulesOf(resource).beforeDelete?.(trx, ctx, before);
       await checkNotReferenced(trx, resource, id);
       await deleteRow(trx, resource, id);
+      await logChange(trx, ctx, resource, 'deleted', id, before, null);
     })
     .catch((error: unknown) => {
       if (!isForeignKeyViolation(error)) throw error;

@@ -220,15 +220,19 @@ const MAX_PARAMETERS = 30_000;
 
 /**
  * Inserts many rows with multi-row INSERT statements, in the caller's
- * transaction. Every row must name the same columns.
+ * transaction. Every row must name the same columns. Answers their ids.
  */
-export async function insertRows(db: Executor, resource: Resource, rows: readonly Row[]): Promise<void> {
-  if (rows.length === 0) return;
+export async function insertRows(db: Executor, resource: Resource, rows: readonly Row[]): Promise<bigint[]> {
+  if (rows.length === 0) return [];
+  const pk = resource.primaryKey.name;
+  const ids: bigint[] = [];
   const perStatement = Math.max(1, Math.floor(MAX_PARAMETERS / Object.keys(rows[0]!).length));
   for (let start = 0; start < rows.length; start += perStatement) {
     const chunk = rows.slice(start, start + perStatement).map((values) => toDbValues(resource, values));
-    await asRecordTables(db).insertInto(resource.table).values(chunk).execute();
+    const written = await asRecordTables(db).insertInto(resource.table).values(chunk).returning(pk).execute();
+    for (const row of written) ids.push(BigInt(row[pk] as string | bigint));
   }
+  return ids;
 }
 
 export async function updateRow(db: Executor, resource: Resource, id: bigint, values: Row): Promise<void> {

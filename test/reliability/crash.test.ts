@@ -65,6 +65,38 @@ function holds(record: Record<string, unknown>, body: Record<string, unknown>): 
   });
 }
 
+/**
+ * The change log agrees with the record: one `created` entry, an `updated` entry per committed patch, and the last
+ * value the entries wrote to a field is the field's value now. A change committed without its entry, or an entry without its change, breaks it.
+ */
+async function logProblems(
+  client: Api,
+  resource: ResourceName,
+  id: bigint,
+  record: Record<string, unknown>,
+  patches: number,
+) {
+  const entries: { action: string; changes?: Record<string, [unknown, unknown]> }[] = [];
+  for (let cursor = ''; ; ) {
+    const page = await client.get(`/api/v1/${resource}/${id}/activity${cursor ? `?cursor=${cursor}` : ''}`);
+    if (page.status !== 200) return [`${resource}/${id}: its timeline answers ${page.status}`];
+    entries.push(...page.body.data);
+    if (!page.body.meta.next_cursor) break;
+    cursor = page.body.meta.next_cursor;
+  }
+  const problems: string[] = [];
+  const created = entries.filter((e) => e.action === 'created').length;
+  if (created !== 1) problems.push(`${resource}/${id}: ${created} created entries`);
+  // Every patch that committed (each changes a tagged field) has its entry, and no other patch does.
+  const updated = entries.filter((e) => e.action === 'updated').length;
+  if (updated !== patches) problems.push(`${resource}/${id}: ${updated} updated entries for ${patches} patches`);
+  const latest: Record<string, unknown> = {};
+  for (const entry of entries.toReversed())
+    for (const [name, [, to]] of Object.entries(entry.changes ?? {})) latest[name] = to;
+  if (!holds(record, latest)) problems.push(`${resource}/${id}: the change log disagrees with the record`);
+  return problems;
+}
+
 const same = (a: unknown, b: unknown) => {
   try {
     assert.deepStrictEqual(a, b);
@@ -99,6 +131,8 @@ for (const dialect of DIALECTS) {
         /** The acknowledged state of every record, and its ETag when the acknowledgement is the latest word. */
         const expected = new Map<string, Record<string, unknown>>();
         const etags = new Map<string, string>();
+        /** How many patches of each record committed (acknowledged, or in flight and found applied). */
+        const patched = new Map<string, number>();
         const totals: Record<ResourceName, number> = Object.fromEntries(RESOURCES.map((r) => [r, 0]));
         const anchors: Anchors = new Map([[user, admin.id]]);
         for (const [i, resource] of RESOURCES.entries()) {
@@ -161,7 +195,10 @@ for (const dialect of DIALECTS) {
                 mine.push(String(record.id));
                 totals[resource] = (totals[resource] ?? 0) + 1;
                 stats.creates++;
-              } else stats.patches++;
+              } else {
+                stats.patches++;
+                patched.set(key, (patched.get(key) ?? 0) + 1);
+              }
             }
           };
           const writers = Array.from({ length: WRITERS }, (_, w) => writer(w));
@@ -211,6 +248,7 @@ for (const dialect of DIALECTS) {
                 expected.set(key, now);
                 etags.delete(key);
                 stats.inFlightApplied++;
+                patched.set(key, (patched.get(key) ?? 0) + 1);
               } else {
                 problems.push(`${key}: an in-flight patch is half applied`);
               }
@@ -225,6 +263,7 @@ for (const dialect of DIALECTS) {
               const got = stored.get(String(id));
               if (!got) problems.push(`${key} was acknowledged and is gone`);
               else if (!same(got, expected.get(key))) problems.push(`${key} differs from what was acknowledged`);
+              else problems.push(...(await logProblems(after, resource, id, got, patched.get(key) ?? 0)));
             }
             const total = await countOf(after, resource);
             if (total !== totals[resource])

@@ -1,9 +1,16 @@
 // One generic CRUD plugin, registered once per resource. Routes are thin: they
 // read the request, call an operation, and write the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { listQuerySchema, schemaIds } from '../../derive/api-schema.ts';
+import { activitySchema, listQuerySchema, schemaIds } from '../../derive/api-schema.ts';
 import type { Database } from '../../db/connection.ts';
-import { createRecord, deleteRecord, getRecord, listRecords, updateRecord } from '../../records/operations.ts';
+import {
+  createRecord,
+  deleteRecord,
+  getRecord,
+  listRecords,
+  recordActivity,
+  updateRecord,
+} from '../../records/operations.ts';
 import type { Resource } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
 
@@ -75,6 +82,28 @@ export function recordRoutes(database: Database, resource: Resource) {
           return reply.code(304).send();
         return { data: record };
       },
+    );
+
+    app.get(
+      '/:id/activity',
+      {
+        schema: {
+          tags,
+          summary: `The timeline of a ${resource.singular}: its changes, newest first, with who made them and how`,
+          params,
+          querystring: {
+            type: 'object',
+            properties: { cursor: { type: 'string', description: 'meta.next_cursor of the page before' } },
+            additionalProperties: false,
+          },
+          response: {
+            200: { description: 'one page of entries', ...activitySchema(resource) },
+            404: problem('no such record'),
+          },
+        },
+      },
+      (request: FastifyRequest<{ Params: { id: string }; Querystring: { cursor?: string } }>) =>
+        recordActivity(contextOf(database, request), resource, request.params.id, request.query.cursor),
     );
 
     app.post(

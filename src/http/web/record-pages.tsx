@@ -12,6 +12,7 @@ import {
   deleteRecord,
   getRecord,
   listRecords,
+  recordActivity,
   type ListResult,
   updateRecord,
 } from '../../records/operations.ts';
@@ -222,14 +223,21 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
             }),
           })),
       );
+      const cursor = (request.query as { activity?: string }).activity;
+      const activity = await recordActivity(ctx, resource, request.params.id, cursor);
+      // The references the changes name are shown by title too: each change as a row before and a row after.
+      const sides = activity.data.flatMap(({ changes = {} }) =>
+        [0, 1].map((side) => Object.fromEntries(Object.entries(changes).map(([name, pair]) => [name, pair[side]]))),
+      );
       return sendPage(
         reply,
         <DetailPage
           ctx={pageContext(request, reply)}
           resource={resource}
           record={record}
-          choices={await choices([record])}
+          choices={await choices([record, ...sides])}
           panels={panels}
+          activity={activity}
         />,
       );
     });

@@ -1,6 +1,7 @@
 // Index, detail, form, conflict and delete views of any declared resource:
 // columns are the fields *in index*, the detail shows the fields *in view*,
 // the form the fields *in form*, each with its declared label and input.
+import type { Timeline } from '../../../records/change-log.ts';
 import type { Choices } from '../../../records/references.ts';
 import type { FieldErrors } from '../../../errors.ts';
 import type { ListResult } from '../../../records/operations.ts';
@@ -8,6 +9,7 @@ import type { Row } from '../../../records/repository.ts';
 import { recordResources } from '../../../resources/index.ts';
 import type { Field, Resource } from '../../../schema/resource.ts';
 import { formats } from '../../../schema/formats.ts';
+import { kinds } from '../../../schema/kinds.ts';
 import { CsrfInput, ErrorSummary, FieldInput } from './form.tsx';
 import { Layout, type PageContext } from './layout.tsx';
 
@@ -443,6 +445,88 @@ function HasManyPanel({ owner, record, panel }: { owner: Resource; record: Row; 
   );
 }
 
+const DONE: Record<string, string> = { created: 'created it', updated: 'changed', deleted: 'deleted it' };
+const DOOR: Record<string, string> = {
+  web: 'the web app',
+  api: 'the API',
+  import: 'a CSV import',
+  cli: 'the command line',
+};
+
+/** A value in a change: "Not set" for a kind with options (a tri-state), else as the record page shows it. */
+function ChangedValue({
+  field,
+  value,
+  choices,
+  locale,
+}: {
+  field: Field;
+  value: unknown;
+  choices: Choices;
+  locale: string;
+}) {
+  if ((value === null || value === undefined) && field.kind.options) return <>Not set</>;
+  return <Value field={field} value={value} choices={choices} locale={locale} />;
+}
+
+/** The record's timeline, newest first: who changed what ("Status: Not set → Yes"), when, and through which door. */
+function ActivityPanel(props: {
+  ctx: PageContext;
+  resource: Resource;
+  path: string;
+  activity: Timeline;
+  choices: Choices;
+}) {
+  const { ctx, resource, path, activity, choices } = props;
+  return (
+    <section class="card activity" id="activity" aria-label="Activity">
+      <h2>Activity</h2>
+      {activity.data.length === 0 ? (
+        <p class="muted">No changes recorded yet.</p>
+      ) : (
+        <ol class="activity-list">
+          {activity.data.map((entry) => {
+            const when = kinds.dateTime.display(entry.at, ctx.locale);
+            return (
+              <li>
+                <p>
+                  <strong>{entry.actor?.name ?? 'Leadbook'}</strong> {DONE[entry.action] ?? entry.action}{' '}
+                  <span class="muted">
+                    · <time datetime={entry.at}>{when.text}</time> · through {DOOR[entry.via] ?? entry.via}
+                  </span>
+                </p>
+                {entry.changes || entry.hidden_changed ? (
+                  <ul>
+                    {Object.entries(entry.changes ?? {}).map(([name, [from, to]]) => {
+                      const field = resource.field(name);
+                      if (!field) return null;
+                      const shown = { field, choices, locale: ctx.locale };
+                      return (
+                        <li>
+                          {field.label}: <ChangedValue {...shown} value={from} /> →{' '}
+                          <ChangedValue {...shown} value={to} />
+                        </li>
+                      );
+                    })}
+                    {(entry.hidden_changed ?? []).map((name) => (
+                      <li>{resource.field(name)?.label ?? name} changed</li>
+                    ))}
+                  </ul>
+                ) : null}
+              </li>
+            );
+          })}
+        </ol>
+      )}
+      {activity.meta.next_cursor ? (
+        <p>
+          <a href={`${path}?activity=${activity.meta.next_cursor}#activity`}>Older changes</a>
+        </p>
+      ) : null}
+    </section>
+  );
+}
+
 export function DetailPage(props: {
   ctx: PageContext;
   resource: Resource;
@@ -450,8 +534,9 @@ export function DetailPage(props: {
   choices: Choices;
   extra?: preact.ComponentChildren;
   panels?: HasMany[];
+  activity?: Timeline;
 }) {
-  const { ctx, resource, record, choices, extra, panels = [] } = props;
+  const { ctx, resource, record, choices, extra, panels = [], activity } = props;
   const id = String(record.id);
   return (
     <Layout ctx={ctx} title={recordTitle(resource, record)}>
@@ -502,6 +587,15 @@ export function DetailPage(props: {
         <HasManyPanel owner={resource} record={record} panel={panel} />
       ))}
       {extra}
+      {activity ? (
+        <ActivityPanel
+          ctx={ctx}
+          resource={resource}
+          path={`/${resource.name}/${id}`}
+          activity={activity}
+          choices={choices}
+        />
+      ) : null}
     </Layout>
   );
 }

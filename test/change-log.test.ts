@@ -1,0 +1,169 @@
+// The change log, over HTTP on each database: every write through every door
+// leaves its entry (actor, via, the changed fields as [before, after]) in the
+// same transaction as the change; a refused write leaves none; a hidden field
+// is named, never shown; the timeline pages newest first.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { type Reply, startApp, type TestApp } from './helpers/app.ts';
+import { DIALECTS } from './helpers/database.ts';
+import type { Json } from './helpers/json.ts';
+import { pageSignIn, submit } from './reliability/helpers/security.ts';
+
+/** Every entry of the log, oldest first, as stored. */
+async function entries(app: TestApp) {
+  return (
+    await sql<{
+      action: string;
+      via: string;
+      resource: string | null;
+      record_id: unknown;
+      actor_id: unknown;
+      changes: string | null;
+      hidden_changed: string | null;
+    }>`select action, via, resource, record_id, actor_id, changes, hidden_changed from change_log order by id`.execute(
+      app.database.db,
+    )
+  ).rows;
+}
+
+const timelineOf = async (app: TestApp, path: string, cursor?: string): Promise<Reply> =>
+  app.get(`/api/v1/${path}/activity${cursor ? `?cursor=${cursor}` : ''}`);
+
+for (const dialect of DIALECTS) {
+  describe(`change log (${dialect})`, () => {
+    let app: TestApp;
+    before(async () => {
+      app = await startApp(dialect);
+    });
+    after(() => app.close());
+
+    test('API: a create and an update are in the timeline, newest first, with the actor, the door and the values', async () => {
+      const created = await app.post('/api/v1/inquiries', { name: 'Logged', status: null });
+      assert.equal(created.status, 201, created.text);
+      const id = created.body.data.id;
+      const patched = await app.patch(`/api/v1/inquiries/${id}`, {
+        status: true,
+        ticket_id: 9007199254740993n,
+        name: 'Logged',
+      });
+      assert.equal(patched.status, 200, patched.text);
+      const page = await timelineOf(app, `inquiries/${id}`);
+      assert.equal(page.status, 200, page.text);
+      const [update, create] = page.body.data as Json[];
+      assert.equal(page.body.data.length, 2);
+      assert.deepEqual([create.action, create.via, String(create.actor.id)], ['created', 'api', String(app.admin.id)]);
+      assert.equal(create.changes, undefined, 'a create keeps no values: they are the record');
+      assert.deepEqual([update.action, update.via, update.actor.name], ['updated', 'api', 'Admin']);
+      // Only what changed (the name was sent as it was), the 64-bit ticket exact.
+      assert.deepEqual(Object.keys(update.changes).sort(), ['status', 'ticket_id']);
+      assert.deepEqual(update.changes.status, [null, true]);
+      assert.deepEqual(update.changes.ticket_id, [null, 9007199254740993n]);
+      assert.ok(Date.parse(update.at) >= Date.parse(create.at));
+    });
+
+    test('a refused write leaves no entry; a delete leaves the last values; the timeline of a missing record is 404', async () => {
+      const before = (await entries(app)).length;
+      assert.equal((await app.post('/api/v1/contacts', { email: 'not an email' })).status, 422);
+      assert.equal((await app.post('/api/v1/contacts', { name: 'x', created_by: 987654 })).status, 422);
+      assert.equal((await entries(app)).length, before, 'nothing logged for refused writes');
+      const created = await app.post('/api/v1/contacts', { name: 'Soon gone', city: 'Oslo' });
+      assert.equal((await app.delete(`/api/v1/contacts/${created.body.data.id}`)).status, 204);
+      const last = (await entries(app)).at(-1)!;
+      assert.deepEqual(
+        [last.action, last.resource, String(last.record_id)],
+        ['deleted', 'contacts', String(created.body.data.id)],
+      );
+      const changes = JSON.parse(last.changes!);
+      assert.deepEqual(
+        [changes.name, changes.city],
+        [
+          ['Soon gone', null],
+          ['Oslo', null],
+        ],
+      );
+      assert.equal((await timelineOf(app, `contacts/${created.body.data.id}`)).status, 404);
+    });
+
+    test('a password change is named, never shown: not its hash, not the password', async () => {
+      const password = 'a brand new passphrase 9';
+      const user = await app.post('/api/v1/users', {
+        name: 'Pat',
+        email: 'pat@example.org',
+        password: 'first passphrase 123',
+        role: 'agent',
+      });
+      assert.equal(user.status, 201, user.text);
+      assert.equal((await app.patch(`/api/v1/users/${user.body.data.id}`, { password })).status, 200);
+      const page = await timelineOf(app, `users/${user.body.data.id}`);
+      const [update] = page.body.data as Json[];
+      assert.deepEqual(update.hidden_changed, ['password']);
+      assert.equal(update.changes, undefined);
+      const stored = JSON.stringify(await entries(app), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+      assert.ok(
+        !stored.includes(password) && !stored.includes('$argon2') && !stored.includes('$2'),
+        'no secret in the log',
+      );
+    });
+
+    test('the pages log as web, only the fields the form changed; a CSV import as import', async () => {
+      const created = await app.post('/api/v1/contacts', { name: 'Formed', city: 'Lisbon', phone: '+351 1' });
+      const id = created.body.data.id;
+      const browser = await pageSignIn(app, app.admin);
+      const form = await browser.get(`/contacts/${id}/edit`);
+      const values = Object.fromEntries(
+        [
+          ...form.text.matchAll(
+            /<input id="field-[a-z_]+" name="([a-z_]+)" type="(?:text|email|tel|number|url|date)" value="([^"]*)"/g,
+          ),
+        ].map((m) => [m[1]!, m[2]!]),
+      );
+      const saved = await submit(browser, `/contacts/${id}/edit`, `/contacts/${id}`, { ...values, city: 'Porto' });
+      assert.ok(saved.status === 303 || saved.status === 302, `${saved.status} ${saved.text.slice(0, 200)}`);
+      const [update] = (await timelineOf(app, `contacts/${id}`)).body.data as Json[];
+      assert.deepEqual([update.action, update.via], ['updated', 'web']);
+      assert.deepEqual(update.changes, { city: ['Lisbon', 'Porto'] });
+      // The record page shows it in words, newest first.
+      const page = await browser.get(`/contacts/${id}`);
+      const activity = /<section class="card activity"[\s\S]*?<\/section>/.exec(page.text)?.[0] ?? '';
+      assert.match(activity, /<strong>Admin<\/strong> changed[\s\S]*?through the web app[\s\S]*?City: Lisbon → Porto/);
+      assert.ok(activity.indexOf('changed') < activity.indexOf('created it'), 'newest first');
+
+      const csv = 'name,city\nImported One,Oslo\nImported Two,Bergen\n';
+      const file = new FormData();
+      file.append('file', new Blob([csv], { type: 'text/csv' }), 'rows.csv');
+      const imported = await app.request('POST', '/api/v1/contacts/import', { body: file });
+      assert.equal(imported.status, 200, imported.text);
+      const logged = (await entries(app)).slice(-2);
+      assert.deepEqual(
+        logged.map((e) => [e.action, e.via, String(e.actor_id)]),
+        [
+          ['created', 'import', String(app.admin.id)],
+          ['created', 'import', String(app.admin.id)],
+        ],
+      );
+      const ids = (await app.get('/api/v1/contacts?filter[name][contains]=Imported&sort=id')).body.data.map((r: Json) =>
+        String(r.id),
+      );
+      assert.deepEqual(
+        logged.map((e) => String(e.record_id)),
+        ids,
+        'one entry per imported record, naming it',
+      );
+    });
+
+    test('the timeline pages by cursor, newest first', async () => {
+      const id = (await app.post('/api/v1/contacts', { name: 'Busy' })).body.data.id;
+      for (let i = 1; i <= 30; i++)
+        assert.equal((await app.patch(`/api/v1/contacts/${id}`, { city: `City ${i}` })).status, 200);
+      const first = await timelineOf(app, `contacts/${id}`);
+      assert.equal(first.body.data.length, 25);
+      assert.deepEqual(first.body.data[0].changes.city, ['City 29', 'City 30']);
+      const second = await timelineOf(app, `contacts/${id}`, first.body.meta.next_cursor);
+      assert.equal(second.body.data.length, 6);
+      assert.equal(second.body.data.at(-1).action, 'created');
+      assert.equal(second.body.meta.next_cursor, null);
+      assert.equal((await timelineOf(app, `contacts/${id}`, 'nonsense')).status, 422);
+    });
+  });
+}
