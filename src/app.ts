@@ -14,6 +14,7 @@ import { drainUnreadBodies } from './http/drain.ts';
 import type { Config } from './config.ts';
 import type { Database } from './db/connection.ts';
 import { inputSchema, listSchema, oneSchema, recordSchema } from './derive/api-schema.ts';
+import { activityRoutes } from './http/api/activity.ts';
 import { authRoutes } from './http/api/auth.ts';
 import { csvRoutes } from './http/api/csv.ts';
 import { avatarRoutes } from './http/api/avatars.ts';
@@ -148,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await signedIn.register(meRoutes(accounts), { prefix: '/api/v1/me' });
     await signedIn.register(avatarRoutes(accounts), { prefix: '/api/v1' });
     await signedIn.register(schemaRoutes(resources), { prefix: '/api/v1' });
+    await signedIn.register(activityRoutes(database), { prefix: '/api/v1' });
     for (const resource of recordResources) {
       await signedIn.register(csvRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });
       await signedIn.register(recordRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });

@@ -165,5 +165,57 @@ for (const dialect of DIALECTS) {
       assert.equal(second.body.meta.next_cursor, null);
       assert.equal((await timelineOf(app, `contacts/${id}`, 'nonsense')).status, 422);
     });
+
+    test('the audit log: admins only; narrowed by resource, action, actor and time; streamed as CSV without secrets', async () => {
+      assert.equal((await app.request('GET', '/api/v1/activity', { token: null })).status, 401);
+      const agent = { email: 'audit.agent@example.org', password: 'an agent passphrase 42' };
+      assert.equal((await app.post('/api/v1/users', { name: 'Agent A', role: 'agent', ...agent })).status, 201);
+      const minted = await app.request('POST', '/api/v1/auth/token', {
+        json: { ...agent, device_name: 'audit' },
+        token: null,
+      });
+      assert.equal(minted.status, 201, minted.text);
+      const token = minted.body.token as string;
+      assert.equal((await app.request('GET', '/api/v1/activity', { token })).status, 403, 'an agent may not read it');
+      const made = await app.request('POST', '/api/v1/contacts', { json: { name: 'By the agent' }, token });
+      assert.equal(made.status, 201, made.text);
+
+      const updates = await app.get('/api/v1/activity?filter[resource]=contacts&filter[action]=updated');
+      assert.equal(updates.status, 200, updates.text);
+      assert.ok(updates.body.data.length > 0);
+      assert.ok(updates.body.data.every((e: Json) => e.resource === 'contacts' && e.action === 'updated'));
+      const ids = updates.body.data.map((e: Json) => BigInt(e.id));
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => (a < b ? 1 : -1)),
+        'newest first',
+      );
+      const byAgent = await app.get(`/api/v1/activity?filter[actor]=${made.body.data.created_by}`);
+      assert.deepEqual(
+        byAgent.body.data.map((e: Json) => [e.action, e.resource, String(e.record_id), e.actor.name]),
+        [['created', 'contacts', String(made.body.data.id), 'Agent A']],
+      );
+      assert.equal((await app.get('/api/v1/activity?filter[at][gte]=2999-01-01')).body.data.length, 0);
+      const today = new Date().toISOString().slice(0, 10);
+      assert.ok(
+        (await app.get(`/api/v1/activity?filter[at][lte]=${today}`)).body.data.length > 0,
+        'a bare date ends at its last millisecond',
+      );
+      const bad = await app.get('/api/v1/activity?filter[at][gte]=yesterday');
+      assert.equal(bad.status, 422);
+      assert.ok(bad.body.errors['filter[at][gte]'], bad.text);
+
+      const csv = await app.get('/api/v1/activity/export?format=csv&filter[resource]=users');
+      assert.equal(csv.status, 200, csv.text);
+      assert.match(csv.headers.get('content-type') ?? '', /^text\/csv/);
+      const lines = csv.text.trim().split('\r\n');
+      assert.equal(lines[0], 'id,at,actor_id,actor,via,action,resource,record_id,changes,hidden_changed');
+      assert.ok(
+        lines.some((l) => l.endsWith(',password')),
+        'the password change is named',
+      );
+      assert.ok(!csv.text.includes(agent.password) && !csv.text.includes('$argon2'), 'no secret in the export');
+      assert.equal((await app.request('GET', '/api/v1/activity/export', { token })).status, 403);
+    });
   });
 }

@@ -18,6 +18,9 @@ export interface Entry {
   action: string;
   actor: { id: bigint; name: string } | null;
   via: string;
+  /** In the audit log: the record the entry is about. */
+  resource?: string | null;
+  record_id?: bigint | null;
   changes?: Record<string, [unknown, unknown]>;
   hidden_changed?: string[];
 }
@@ -109,18 +112,44 @@ export async function logCreated(
 
 const PER_PAGE = 25;
 
-/** A record's entries, newest first, `PER_PAGE` at a time after the entry `cursor` (an entry id). */
 export interface Timeline {
   data: Entry[];
   meta: { next_cursor: string | null };
 }
 
-export async function timeline(ctx: Context, resource: Resource, id: bigint, cursor?: string): Promise<Timeline> {
-  if (cursor !== undefined && !/^\d{1,19}$/.test(cursor)) {
-    throw new AppError(422, 'validation_failed', 'The request has invalid fields.', {
-      cursor: ['must be the next_cursor of an earlier page'],
-    });
-  }
+/** What a page of the log is narrowed to. */
+interface Narrowing {
+  resource?: string;
+  recordId?: bigint;
+  actorId?: bigint;
+  action?: string;
+  /** `at` from, to (inclusive), as instants. */
+  from?: string;
+  to?: string;
+}
+
+const invalid = (errors: Record<string, string[]>) =>
+  new AppError(422, 'validation_failed', 'The request has invalid fields.', errors);
+
+function readCursor(cursor: string | undefined): bigint | undefined {
+  if (cursor === undefined || cursor === '') return undefined;
+  if (!/^\d{1,19}$/.test(cursor)) throw invalid({ cursor: ['must be the next_cursor of an earlier page'] });
+  return BigInt(cursor);
+}
+
+/**
+ * A page of entries, newest first, after the entry `cursor`. `typed` reads a changed field's values back through its
+ * kind (a timeline knows its resource); otherwise they are as stored (64-bit integers as digits).
+ */
+async function readLog(
+  ctx: Context,
+  narrowing: Narrowing,
+  cursor: string | undefined,
+  perPage: number,
+  typed?: Resource,
+): Promise<Timeline> {
+  const after = readCursor(cursor);
+  const { resource, recordId, actorId, action, from, to } = narrowing;
   const rows = await ctx.database.db
     .selectFrom('change_log')
     .leftJoin('users', 'users.id', 'change_log.actor_id')
@@ -130,36 +159,94 @@ export async function timeline(ctx: Context, resource: Resource, id: bigint, cur
       'change_log.action',
       'change_log.via',
       'change_log.actor_id',
+      'change_log.resource',
+      'change_log.record_id',
       'change_log.changes',
       'change_log.hidden_changed',
       'users.name as actor_name',
     ])
-    .where('change_log.resource', '=', resource.name)
-    .where('change_log.record_id', '=', id)
-    .$if(cursor !== undefined, (q) => q.where('change_log.id', '<', BigInt(cursor!)))
+    .$if(resource !== undefined, (q) => q.where('change_log.resource', '=', resource!))
+    .$if(recordId !== undefined, (q) => q.where('change_log.record_id', '=', recordId!))
+    .$if(actorId !== undefined, (q) => q.where('change_log.actor_id', '=', actorId!))
+    .$if(action !== undefined, (q) => q.where('change_log.action', '=', action!))
+    .$if(from !== undefined, (q) => q.where('change_log.at', '>=', from!))
+    .$if(to !== undefined, (q) => q.where('change_log.at', '<=', to!))
+    .$if(after !== undefined, (q) => q.where('change_log.id', '<', after!))
     .orderBy('change_log.id', 'desc')
-    .limit(PER_PAGE + 1)
+    .limit(perPage + 1)
     .execute();
-  const data = rows.slice(0, PER_PAGE).map((row): Entry => {
+  const data = rows.slice(0, perPage).map((row): Entry => {
     const stored = row.changes ? (JSON.parse(row.changes) as Record<string, [unknown, unknown]>) : undefined;
-    const changes = stored
-      ? Object.fromEntries(
-          Object.entries(stored).map(([name, [from, to]]) => {
-            const field = resource.field(name);
-            return [name, [fromJson(field, from), fromJson(field, to)] as [unknown, unknown]];
-          }),
-        )
-      : undefined;
+    const changes =
+      stored && typed
+        ? Object.fromEntries(
+            Object.entries(stored).map(([name, [before, after]]) => {
+              const field = typed.field(name);
+              return [name, [fromJson(field, before), fromJson(field, after)] as [unknown, unknown]];
+            }),
+          )
+        : stored;
     return {
       id: BigInt(row.id),
       at: kinds.dateTime.fromDb(row.at) as string,
       action: row.action,
       actor: row.actor_id === null ? null : { id: BigInt(row.actor_id), name: row.actor_name ?? `#${row.actor_id}` },
       via: row.via,
+      ...(typed ? {} : { resource: row.resource, record_id: row.record_id === null ? null : BigInt(row.record_id) }),
       ...(changes ? { changes } : {}),
       ...(row.hidden_changed ? { hidden_changed: JSON.parse(row.hidden_changed) as string[] } : {}),
     };
   });
   const last = data.at(-1);
-  return { data, meta: { next_cursor: rows.length > PER_PAGE && last ? String(last.id) : null } };
+  return { data, meta: { next_cursor: rows.length > perPage && last ? String(last.id) : null } };
+}
+
+/** A record's entries, newest first, `PER_PAGE` at a time after the entry `cursor` (an entry id). */
+export function timeline(ctx: Context, resource: Resource, id: bigint, cursor?: string): Promise<Timeline> {
+  return readLog(ctx, { resource: resource.name, recordId: id }, cursor, PER_PAGE, resource);
+}
+
+const AUDIT_PAGE = 50;
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** An instant from a filter's bound: a bare date is its first (`gte`) or last (`lte`) millisecond, UTC. */
+function bound(raw: unknown, end: boolean, name: string): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const text =
+    typeof raw === 'string' && DATE_ONLY.test(raw) ? `${raw}T${end ? '23:59:59.999' : '00:00:00.000'}Z` : raw;
+  const read = kinds.dateTime.fromJson(text, { primary: false });
+  if (!read.ok) throw invalid({ [name]: [read.message] });
+  return read.value as string;
+}
+
+/**
+ * The audit log (admins): every entry, newest first, narrowed by `filter[actor]`, `filter[resource]`,
+ * `filter[action]`, `filter[at][gte|lte]`.
+ */
+export function auditLog(ctx: Context, query: Record<string, unknown>, perPage = AUDIT_PAGE): Promise<Timeline> {
+  if (!ctx.actor) throw new AppError(401, 'unauthenticated', 'Sign in first.');
+  if (ctx.actor.role !== 'admin') throw new AppError(403, 'forbidden', 'Only admins may read the audit log.');
+  const filter = (query.filter ?? {}) as Record<string, unknown>;
+  const at = (filter.at ?? {}) as Record<string, unknown>;
+  const text = (name: string) => {
+    const value = filter[name];
+    if (value === undefined || value === '') return undefined;
+    if (typeof value !== 'string' || value.length > 64)
+      throw invalid({ [`filter[${name}]`]: ['must be a short text'] });
+    return value;
+  };
+  const actor = text('actor');
+  if (actor !== undefined && !/^\d{1,19}$/.test(actor)) throw invalid({ 'filter[actor]': ['must be a user id'] });
+  return readLog(
+    ctx,
+    {
+      resource: text('resource'),
+      action: text('action'),
+      actorId: actor === undefined ? undefined : BigInt(actor),
+      from: bound(at.gte, false, 'filter[at][gte]'),
+      to: bound(at.lte, true, 'filter[at][lte]'),
+    },
+    typeof query.cursor === 'string' ? query.cursor : undefined,
+    perPage,
+  );
 }
