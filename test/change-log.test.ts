@@ -96,8 +96,9 @@ for (const dialect of DIALECTS) {
       assert.equal(user.status, 201, user.text);
       assert.equal((await app.patch(`/api/v1/users/${user.body.data.id}`, { password })).status, 200);
       const page = await timelineOf(app, `users/${user.body.data.id}`);
-      const [update] = page.body.data as Json[];
+      const update = (page.body.data as Json[]).find((e) => e.action === 'updated');
       assert.deepEqual(update.hidden_changed, ['password']);
+      assert.equal(page.body.data[0].action, 'password_changed', "the account's events are in its timeline too");
       assert.equal(update.changes, undefined);
       const stored = JSON.stringify(await entries(app), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
       assert.ok(
@@ -190,7 +191,9 @@ for (const dialect of DIALECTS) {
         [...ids].sort((a, b) => (a < b ? 1 : -1)),
         'newest first',
       );
-      const byAgent = await app.get(`/api/v1/activity?filter[actor]=${made.body.data.created_by}`);
+      const byAgent = await app.get(
+        `/api/v1/activity?filter[actor]=${made.body.data.created_by}&filter[resource]=contacts`,
+      );
       assert.deepEqual(
         byAgent.body.data.map((e: Json) => [e.action, e.resource, String(e.record_id), e.actor.name]),
         [['created', 'contacts', String(made.body.data.id), 'Agent A']],
@@ -216,6 +219,52 @@ for (const dialect of DIALECTS) {
       );
       assert.ok(!csv.text.includes(agent.password) && !csv.text.includes('$argon2'), 'no secret in the export');
       assert.equal((await app.request('GET', '/api/v1/activity/export', { token })).status, 403);
+    });
+
+    test('security events go to the same log: sign-ins and failures by door, a lockout, tokens, password and role changes', async () => {
+      const who = { email: 'events@example.org', password: 'an events passphrase 7' };
+      const user = await app.post('/api/v1/users', { name: 'Eve Events', role: 'agent', ...who });
+      assert.equal(user.status, 201, user.text);
+      const id = String(user.body.data.id);
+      const events = async (action: string) =>
+        (
+          (await app.get(`/api/v1/activity?filter[resource]=users&filter[action]=${action}`)).body.data as Json[]
+        ).filter((e) => String(e.record_id) === id);
+      const login = (password: string) =>
+        app.request('POST', '/api/v1/auth/login', { json: { email: who.email, password }, token: null });
+      assert.equal((await login('wrong passphrase here')).status, 401);
+      assert.equal((await login(who.password)).status, 200);
+      await pageSignIn(app, who);
+      const failed = await events('sign_in_failed');
+      assert.deepEqual(
+        failed.map((e) => [e.via, e.actor]),
+        [['api', null]],
+      );
+      const signedIn = await events('sign_in');
+      assert.deepEqual(
+        signedIn.map((e) => [e.via, e.actor.name]),
+        [
+          ['web', 'Eve Events'],
+          ['api', 'Eve Events'],
+        ],
+      );
+
+      const minted = await app.request('POST', '/api/v1/auth/token', {
+        json: { ...who, device_name: 'cli' },
+        token: null,
+      });
+      assert.equal(minted.status, 201, minted.text);
+      assert.equal((await events('token_created')).length, 1);
+      assert.equal((await app.patch(`/api/v1/users/${id}`, { role: 'admin' })).status, 200);
+      assert.equal((await app.patch(`/api/v1/users/${id}`, { password: 'another passphrase 88' })).status, 200);
+      assert.deepEqual(
+        (await events('role_changed')).map((e) => [e.via, e.actor.name]),
+        [['api', 'Admin']],
+      );
+      assert.deepEqual(
+        (await events('password_changed')).map((e) => [e.via, e.actor.name]),
+        [['api', 'Admin']],
+      );
     });
   });
 }

@@ -15,6 +15,8 @@ export interface Throttle {
 export interface Knock {
   throttle: Throttle;
   ip: string;
+  /** The door, as the audit log names it. */
+  via: 'web' | 'api';
 }
 
 /** The keys, one place: a password sign-in through the API, its token endpoint or the page is one count. */

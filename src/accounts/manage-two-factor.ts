@@ -3,6 +3,7 @@
 // new codes and disabling each confirm the password themselves, so the API and
 // the pages cannot disagree about when it is needed.
 import { AppError } from '../errors.ts';
+import { logEvent } from '../records/change-log.ts';
 import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
 import type { Session } from './sessions.ts';
@@ -38,9 +39,9 @@ export async function confirmTwoFactor(a: Accounts, user: UserRow, code: string)
     throw new AppError(422, 'validation_failed', `The code ${message}.`, { code: [message] });
   }
   const { codes, stored } = newRecoveryCodes();
-  await setUserColumns(a.database.db, user.id, {
-    two_factor_confirmed_at: nowIso(),
-    two_factor_recovery_codes: stored,
+  await a.database.db.transaction().execute(async (trx) => {
+    await setUserColumns(trx, user.id, { two_factor_confirmed_at: nowIso(), two_factor_recovery_codes: stored });
+    await logEvent(trx, 'two_factor_enabled', user.id, user.id);
   });
   return codes;
 }
@@ -66,10 +67,13 @@ export async function disableTwoFactor(
   password: unknown,
 ): Promise<UserRow> {
   await confirmPassword(a, user, session, password);
-  await setUserColumns(a.database.db, user.id, {
-    two_factor_secret: null,
-    two_factor_recovery_codes: null,
-    two_factor_confirmed_at: null,
+  await a.database.db.transaction().execute(async (trx) => {
+    await setUserColumns(trx, user.id, {
+      two_factor_secret: null,
+      two_factor_recovery_codes: null,
+      two_factor_confirmed_at: null,
+    });
+    await logEvent(trx, 'two_factor_disabled', user.id, user.id);
   });
   return (await findUserById(a.database.db, user.id))!;
 }

@@ -2,6 +2,7 @@
 // SHA-256 hash. Asking answers the same whether or not the account exists, and
 // the mail goes out after the answer so timing does not tell either.
 import type { Updateable } from 'kysely';
+import { logEvent } from '../records/change-log.ts';
 import type { UsersTable } from '../db/tables.ts';
 import { AppError, FieldErrorBag } from '../errors.ts';
 import type { Accounts } from './context.ts';
@@ -94,6 +95,7 @@ export async function setMailedPassword(
     await setUserColumns(trx, userId, { ...extra, password: hash });
     await clearFailures(trx, userId);
     await endSignIns(trx, userId, { tokens: true });
+    await logEvent(trx, 'password_changed', userId, userId);
   });
 }
 

@@ -2,6 +2,7 @@
 // a recovery code (each works once; spending it is a conditional update, so two
 // requests racing with the same code cannot both win).
 import { AppError } from '../errors.ts';
+import { logEvent } from '../records/change-log.ts';
 import type { Accounts } from './context.ts';
 import { type Knock, limitKeys } from './limits.ts';
 import type { UserRow } from './store.ts';
@@ -44,5 +45,6 @@ export async function completeSecondFactor(
         [answer.code ? 'code' : 'recovery_code']: [message],
       });
     }
+    await logEvent(a.database.db, 'sign_in', user.id, user.id, knock.via);
   });
 }

@@ -3,6 +3,8 @@
 // failures, whatever the addresses, the account needs a password reset
 // (NIST SP 800-63B §5.2.2); only the right password learns that.
 import type { Executor } from '../db/tables.ts';
+import { logEvent } from '../records/change-log.ts';
+import type { Via } from '../records/context.ts';
 import { AppError } from '../errors.ts';
 import type { Accounts } from './context.ts';
 import { type Knock, limitKeys } from './limits.ts';
@@ -20,19 +22,22 @@ async function accountState(a: Accounts, userId: bigint) {
   return db.selectFrom('account_states').selectAll().where('user_id', '=', userId).executeTakeFirstOrThrow();
 }
 
-async function recordFailure(a: Accounts, userId: bigint): Promise<void> {
+/** Counts a failed password; answers whether this failure locked the account. */
+async function recordFailure(a: Accounts, userId: bigint): Promise<boolean> {
   const { db } = a.database;
   await db
     .updateTable('account_states')
     .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
     .where('user_id', '=', userId)
     .execute();
-  await db
+  const locked = await db
     .updateTable('account_states')
     .set({ reset_required: true })
     .where('user_id', '=', userId)
     .where('consecutive_failures', '>=', MAX_CONSECUTIVE_FAILURES)
-    .execute();
+    .where('reset_required', '=', false)
+    .executeTakeFirst();
+  return locked.numUpdatedRows > 0n;
 }
 
 export async function clearFailures(db: Executor, userId: bigint): Promise<void> {
@@ -44,13 +49,20 @@ export async function clearFailures(db: Executor, userId: bigint): Promise<void>
 }
 
 /** The user whose password this is, or a 401 that does not say which part was wrong. */
-export async function checkCredentials(a: Accounts, email: string, password: string): Promise<UserRow> {
+export async function checkCredentials(
+  a: Accounts,
+  email: string,
+  password: string,
+  via: Via = 'system',
+): Promise<UserRow> {
   const user = await findUserByEmail(a.database.db, email);
   const check = await checkPassword(user?.password, password);
   if (!user) throw invalidCredentials();
   const state = await accountState(a, user.id);
   if (!check.ok) {
-    await recordFailure(a, user.id);
+    const locked = await recordFailure(a, user.id);
+    await logEvent(a.database.db, 'sign_in_failed', user.id, null, via);
+    if (locked) await logEvent(a.database.db, 'locked', user.id, null, via);
     throw invalidCredentials();
   }
   if (fromDbBool(state.reset_required)) {
@@ -83,8 +95,10 @@ export async function signInWithPassword(
   alsoCheck?: (user: UserRow) => Promise<void>,
 ): Promise<UserRow> {
   return knock.throttle.failures(limitKeys.signIn(email, knock.ip), async () => {
-    const user = await checkCredentials(a, email, password);
+    const user = await checkCredentials(a, email, password, knock.via);
     if (alsoCheck) await alsoCheck(user);
+    // With a second factor still to give, the sign-in is logged when it is given.
+    if (alsoCheck || !hasTwoFactor(user)) await logEvent(a.database.db, 'sign_in', user.id, user.id, knock.via);
     return user;
   });
 }

@@ -1,6 +1,7 @@
 // Personal access tokens: `lb_` and 256 random bits, shown once, stored as a
 // SHA-256 hash, named, revocable, with the time of last use.
 import type { Selectable } from 'kysely';
+import { logEvent } from '../records/change-log.ts';
 import type { PersonalAccessTokensTable } from '../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { confirmPassword } from './confirm-password.ts';
@@ -39,11 +40,15 @@ export async function createToken(
   name: string,
 ): Promise<{ token: string; info: TokenInfo }> {
   const token = PREFIX + randomToken();
-  const row = await a.database.db
-    .insertInto('personal_access_tokens')
-    .values({ user_id: userId, name, token_hash: sha256(token), created_at: nowIso() })
-    .returning(['id', 'name', 'created_at', 'last_used_at'])
-    .executeTakeFirstOrThrow();
+  const row = await a.database.db.transaction().execute(async (trx) => {
+    const made = await trx
+      .insertInto('personal_access_tokens')
+      .values({ user_id: userId, name, token_hash: sha256(token), created_at: nowIso() })
+      .returning(['id', 'name', 'created_at', 'last_used_at'])
+      .executeTakeFirstOrThrow();
+    await logEvent(trx, 'token_created', userId, userId);
+    return made;
+  });
   return { token, info: toInfo(row) };
 }
 
@@ -122,10 +127,14 @@ export async function listTokens(a: Accounts, userId: bigint): Promise<TokenInfo
 
 /** Revokes one of the user's own tokens; false when the user has no such token. */
 export async function revokeToken(a: Accounts, userId: bigint, tokenId: bigint): Promise<boolean> {
-  const result = await a.database.db
-    .deleteFrom('personal_access_tokens')
-    .where('id', '=', tokenId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  return result.numDeletedRows > 0n;
+  return a.database.db.transaction().execute(async (trx) => {
+    const result = await trx
+      .deleteFrom('personal_access_tokens')
+      .where('id', '=', tokenId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (result.numDeletedRows === 0n) return false;
+    await logEvent(trx, 'token_revoked', userId, userId);
+    return true;
+  });
 }

@@ -3,6 +3,7 @@
 // user's sessions, tokens and remembered devices; a new account gets its mail
 // (an invitation when it has no password, else the address check).
 import type { Database } from '../db/connection.ts';
+import { logEvent } from '../records/change-log.ts';
 import { AppError } from '../errors.ts';
 import type { RecordHooks } from '../records/rules.ts';
 import type { Executor } from '../db/tables.ts';
@@ -56,8 +57,14 @@ export const userRules: RecordHooks = {
     }
   },
   async afterUpdate(trx, ctx, before, changes) {
-    if (changes.password !== undefined)
-      await endSignIns(trx, BigInt(before.id as bigint), { keepSessionId: ctx.sessionId, tokens: true });
+    const id = BigInt(before.id as bigint);
+    const actor = ctx.actor?.id ?? null;
+    if (changes.password !== undefined) {
+      await endSignIns(trx, id, { keepSessionId: ctx.sessionId, tokens: true });
+      await logEvent(trx, 'password_changed', id, actor, ctx.via);
+    }
+    if (changes.role !== undefined && changes.role !== before.role)
+      await logEvent(trx, 'role_changed', id, actor, ctx.via);
   },
   async beforeDelete(trx, _ctx, before) {
     if (await lastAdmin(trx, before))

@@ -139,7 +139,7 @@ export function activitySchema(resource: Resource): JsonSchema {
     properties: {
       id: { type: 'integer', format: 'int64' },
       at: { type: 'string', format: 'date-time' },
-      action: { type: 'string', enum: ['created', 'updated', 'deleted'] },
+      action: { type: 'string', description: 'created, updated, deleted; on users also their security events' },
       actor: {
         type: ['object', 'null'],
         properties: { id: { type: 'integer', format: 'int64' }, name: { type: 'string' } },

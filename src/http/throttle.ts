@@ -64,6 +64,7 @@ export function throttles(app: FastifyInstance) {
   /** The counter and address of a request, for the account actions (which name the keys). */
   return (request: FastifyRequest, reply: FastifyReply): Knock => ({
     ip: request.ip,
+    via: request.url.startsWith('/api/') ? 'api' : 'web',
     throttle: {
       failures: (key, attempt) => failures(request, reply, key, attempt),
       attempts: (key) => attempts(request, reply, key),

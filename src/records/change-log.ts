@@ -250,3 +250,29 @@ export function auditLog(ctx: Context, query: Record<string, unknown>, perPage =
     perPage,
   );
 }
+
+/** The account events the audit log keeps beside the record changes. */
+export type SecurityEvent =
+  | 'sign_in'
+  | 'sign_in_failed'
+  | 'locked'
+  | 'two_factor_enabled'
+  | 'two_factor_disabled'
+  | 'password_changed'
+  | 'token_created'
+  | 'token_revoked'
+  | 'role_changed';
+
+/** Appends a security event about a user's account (`user`), done by `actor` (null: nobody signed in). */
+export async function logEvent(
+  db: Executor,
+  action: SecurityEvent,
+  user: bigint | null,
+  actor: bigint | null,
+  via: Via = 'system',
+): Promise<void> {
+  await db
+    .insertInto('change_log')
+    .values({ at: new Date().toISOString(), actor_id: actor, via, action, resource: 'users', record_id: user })
+    .execute();
+}

@@ -445,7 +445,20 @@ function HasManyPanel({ owner, record, panel }: { owner: Resource; record: Row; 
   );
 }
 
-const DONE: Record<string, string> = { created: 'created it', updated: 'changed', deleted: 'deleted it' };
+const DONE: Record<string, string> = {
+  created: 'created it',
+  updated: 'changed',
+  deleted: 'deleted it',
+  sign_in: 'signed in',
+  sign_in_failed: 'failed to sign in',
+  locked: 'locked after too many failed sign-ins',
+  two_factor_enabled: 'turned two-factor on',
+  two_factor_disabled: 'turned two-factor off',
+  password_changed: 'changed the password',
+  token_created: 'made an API token',
+  token_revoked: 'revoked an API token',
+  role_changed: 'changed the role',
+};
 const DOOR: Record<string, string> = {
   web: 'the web app',
   api: 'the API',
@@ -490,7 +503,7 @@ function ActivityPanel(props: {
             return (
               <li>
                 <p>
-                  <strong>{entry.actor?.name ?? 'Leadbook'}</strong> {DONE[entry.action] ?? entry.action}{' '}
+                  <strong>{entry.actor?.name ?? 'Someone'}</strong> {DONE[entry.action] ?? entry.action}{' '}
                   <span class="muted">
                     · <time datetime={entry.at}>{when.text}</time> · through {DOOR[entry.via] ?? entry.via}
                   </span>
