@@ -105,6 +105,22 @@ describe('leadbook command', () => {
             body: '{"name":"From the CLI"}',
           });
           assert.equal(created.status, 201);
+          // A CSV imported by the command line is in the change log as the command line's, by the first admin.
+          const file = path.join(fresh.options.dataDir, 'cli.csv');
+          fs.writeFileSync(file, 'name,city\nImported by the CLI,Oslo\n');
+          const imported = await runCli(['import', 'contacts', file], env);
+          assert.equal(imported.code, 0, imported.stderr);
+          const auth = { authorization: `Bearer ${token}` };
+          const found = (await (
+            await fetch(`${served.url}/api/v1/contacts?filter[name]=Imported%20by%20the%20CLI`, { headers: auth })
+          ).json()) as { data: { id: number }[] };
+          const activity = (await (
+            await fetch(`${served.url}/api/v1/contacts/${found.data[0]!.id}/activity`, { headers: auth })
+          ).json()) as { data: { action: string; via: string; actor: { name: string } }[] };
+          assert.deepEqual(
+            activity.data.map((e) => [e.action, e.via, e.actor.name]),
+            [['created', 'cli', 'First']],
+          );
           const ready = await fetch(`${served.url}/readyz`);
           assert.equal(ready.status, 200);
         } finally {
