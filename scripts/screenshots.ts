@@ -196,6 +196,8 @@ async function main() {
         await other.getByLabel('City').fill(`Rabat ${Date.now() % 1000}`);
         await submit(other, 'Save changes');
         await other.close();
+        // The same field in both tabs: a conflict (a different one would just be saved).
+        await p.getByLabel('City').fill('Fès');
         await p.getByLabel('Phone').fill('+212 522 555 999');
         await submit(p, 'Save changes');
       },

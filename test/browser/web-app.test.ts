@@ -553,44 +553,61 @@ for (const dialect of DIALECTS) {
       assertClean(page);
     });
 
-    step('two tabs edit the same contact: the second save shows both versions and overwrites nothing', async () => {
-      const tabA = page;
-      const tabB = await newTab(adminContext);
-      try {
-        await visit(tabA, `/contacts/${xssContactId}/edit`);
-        await visit(tabB, `/contacts/${xssContactId}/edit`);
-        await tabA.getByLabel('Phone').fill('+44 20 7946 0000');
-        await submit(tabA, 'Save changes');
-        assert.equal(here(tabA), `/contacts/${xssContactId}`);
+    step(
+      'two tabs edit the same contact: different fields both stay; the same field shows both versions and overwrites nothing',
+      async () => {
+        const tabA = page;
+        const tabB = await newTab(adminContext);
+        const path = `/contacts/${xssContactId}`;
+        try {
+          await visit(tabA, `${path}/edit`);
+          await visit(tabB, `${path}/edit`);
+          await tabA.getByLabel('Phone').fill('+44 20 7946 0000');
+          await submit(tabA, 'Save changes');
+          assert.equal(here(tabA), path);
+          // Another field in the other tab: no conflict, both changes kept.
+          await tabB.getByLabel('Occupation').fill('Buyer');
+          await submit(tabB, 'Save changes');
+          assert.equal(here(tabB), path, 'the second save went through');
+          const both = (await api('GET', `/api/v1${path}`)).body.data;
+          assert.deepEqual([both.phone, both.occupation], ['+44 20 7946 0000', 'Buyer']);
 
-        await tabB.getByLabel('Budget').fill(`${SCRIPT} 5000`);
-        const [response] = await Promise.all([
-          tabB.waitForResponse((r) => r.request().method() === 'POST'),
-          tabB.locator('main').getByRole('button', { name: 'Save changes' }).click(),
-        ]);
-        assert.equal(response.status(), 409);
-        await tabB.getByRole('heading', { name: 'Someone else saved this contact first' }).waitFor();
-        await assertShowsText(tabB, 'Nothing of yours was written', 'the conflict page');
-        const table = await tabB.locator('main table').innerText();
-        assert.ok(table.includes('+44 20 7946 0000'), 'their phone is shown');
-        assert.ok(table.includes('+1 555 0100'), 'my (stale) phone is shown');
-        assert.ok(table.includes(`${SCRIPT} 5000`), 'my budget is shown, as text');
-        await assertShowsText(tabB, `another change to “${SCRIPT}” was saved`, 'the conflict page');
-        await axe(tabB, 'conflict page');
+          // The same field in both: the second save shows both versions, names the field and writes nothing.
+          await visit(tabA, `${path}/edit`);
+          await visit(tabB, `${path}/edit`);
+          await tabA.getByLabel('Budget').fill('4000 EUR');
+          await submit(tabA, 'Save changes');
+          await tabB.getByLabel('Budget').fill(`${SCRIPT} 5000`);
+          const [response] = await Promise.all([
+            tabB.waitForResponse((r) => r.request().method() === 'POST'),
+            tabB.locator('main').getByRole('button', { name: 'Save changes' }).click(),
+          ]);
+          assert.equal(response.status(), 409);
+          await tabB.getByRole('heading', { name: 'Someone else saved this contact first' }).waitFor();
+          await assertShowsText(tabB, 'You both changed Budget.', 'the conflict page');
+          await assertShowsText(tabB, 'Nothing of yours was written', 'the conflict page');
+          const table = await tabB.locator('main table').innerText();
+          assert.ok(table.includes('4000 EUR'), 'their budget is shown');
+          assert.ok(table.includes(`${SCRIPT} 5000`), 'my budget is shown, as text');
+          assert.ok(!table.includes('Phone'), 'only the field both changed is compared');
+          await assertShowsText(tabB, `another change to “${SCRIPT}” was saved`, 'the conflict page');
+          await axe(tabB, 'conflict page');
+          assert.equal(
+            (await api('GET', `/api/v1${path}`)).body.data.budget,
+            '4000 EUR',
+            'the second save wrote nothing',
+          );
 
-        const stored = await api('GET', `/api/v1/contacts/${xssContactId}`);
-        assert.equal(stored.body.data.phone, '+44 20 7946 0000', 'the first save stands');
-        assert.equal(stored.body.data.budget, null, 'the second save wrote nothing');
-
-        await Promise.all([
-          tabB.waitForURL(`**/contacts/${xssContactId}`),
-          tabB.locator('main').getByRole('link', { name: 'Keep theirs' }).click(),
-        ]);
-        assertClean(tabB);
-      } finally {
-        await tabB.close();
-      }
-    });
+          await Promise.all([
+            tabB.waitForURL(`**${path}`),
+            tabB.locator('main').getByRole('link', { name: 'Keep theirs' }).click(),
+          ]);
+          assertClean(tabB);
+        } finally {
+          await tabB.close();
+        }
+      },
+    );
 
     step('profile: the name, with markup in it, is saved and shown as text in the header', async () => {
       await visit(page, '/profile');

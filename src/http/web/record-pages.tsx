@@ -88,6 +88,35 @@ function withDefaultDates(resource: Resource, input: Form, before?: Form): Form 
   return out;
 }
 
+const sameText = (a: unknown, b: unknown) =>
+  String(a ?? '').replaceAll('\r\n', '\n') === String(b ?? '').replaceAll('\r\n', '\n');
+
+/**
+ * What an edit form changed, read against what it showed (`_was`): the fields the user changed (`mine`, as sent), and
+ * those a colleague changed too since, to something else (`overlap`). Null for a form that does not say what it
+ * showed.
+ */
+function editOf(resource: Resource, form: Form, now: Row): { mine: Form; overlap: string[] } | null {
+  let was: Record<string, string>;
+  try {
+    was = typeof form._was === 'string' ? (JSON.parse(form._was) as Record<string, string>) : {};
+  } catch {
+    return null;
+  }
+  if (typeof was !== 'object' || was === null || Object.keys(was).length === 0) return null;
+  const mine: Form = {};
+  const overlap: string[] = [];
+  for (const field of resource.writable) {
+    const sent = form[field.name];
+    if (typeof sent !== 'string' || !(field.name in was)) continue;
+    if (field.kind.writeOnly ? sent === '' : sameText(sent, was[field.name])) continue;
+    mine[field.name] = sent;
+    const theirs = field.kind.toInput(now[field.name]);
+    if (!sameText(was[field.name], theirs) && !sameText(sent, theirs)) overlap.push(field.name);
+  }
+  return { mine, overlap };
+}
+
 const KEPT_NOTE = 'Your session had ended, so this was not saved. What you typed is back: check it and save again.';
 
 const fieldErrors = (error: unknown): FieldErrors | null =>
@@ -130,7 +159,7 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       request: FastifyRequest,
       reply: FastifyReply,
       values: Form,
-      options: { record?: Form; errors?: FieldErrors; etag?: string; note?: string } = {},
+      options: { record?: Form; errors?: FieldErrors; etag?: string; was?: string; note?: string } = {},
     ) =>
       sendPage(
         reply,
@@ -246,17 +275,38 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       const { record, etag } = await getRecord(ctxOf(request), resource, request.params.id);
       const typed = kept.take(request, reply);
       // The ETag of when the typing began: a change someone saved since is still caught on save.
-      if (typed) return formPage(request, reply, typed, { record, etag: typed._etag ?? etag, note: KEPT_NOTE });
+      // The ETag and the shown values of when the typing began: a change someone saved since is still caught on save.
+      if (typed) return formPage(request, reply, typed, { record, etag: typed._etag ?? etag, was: typed._was, note: KEPT_NOTE });
       return formPage(request, reply, record, { record, etag });
     });
 
     app.post(`${base}/:id`, csrf, async (request: IdRequest, reply) => {
       const form = (request.body ?? {}) as Form;
-      const etag = typeof form._etag === 'string' ? form._etag : undefined;
+      let etag = typeof form._etag === 'string' ? form._etag : undefined;
       const current = await getRecord(ctxOf(request), resource, request.params.id);
+      const edit = editOf(resource, form, current.record);
+      if (edit && etag !== undefined && etag !== current.etag) {
+        // Someone saved since the form was shown: only a field both changed, differently, is a conflict.
+        if (edit.overlap.length) {
+          return sendPage(
+            reply,
+            <ConflictPage
+              ctx={pageContext(request, reply)}
+              resource={resource}
+              theirs={current.record}
+              mine={edit.mine}
+              overlap={edit.overlap}
+              etag={current.etag}
+              choices={await choices([current.record, edit.mine])}
+            />,
+            409,
+          );
+        }
+        etag = current.etag;
+      }
       const input = withDefaultDates(
         resource,
-        withoutUnchanged(resource, formInput(resource, form), current.record),
+        withoutUnchanged(resource, formInput(resource, edit ? edit.mine : form), current.record),
         current.record,
       );
       try {
@@ -284,7 +334,8 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
         }
         const errors = fieldErrors(error);
         if (!errors) throw error;
-        return formPage(request, reply, form, { record: current.record, errors, etag });
+        const was = typeof form._was === 'string' ? form._was : undefined;
+        return formPage(request, reply, form, { record: current.record, errors, etag, was });
       }
     });
 

@@ -624,9 +624,15 @@ export interface FormProps {
   choices: Choices;
   /** Where a new record came from (an inquiry made from a contact). */
   note?: string;
+  /** What the edit form first showed (JSON), carried through a failed save; default: the record's values. */
+  was?: string;
 }
 
-export function RecordForm({ ctx, resource, record, values, errors, etag, choices, note }: FormProps) {
+/** What an edit form's controls show for a record: the text of each form field, as JSON. */
+export const shownValues = (resource: Resource, record: Row) =>
+  JSON.stringify(Object.fromEntries(formFields(resource).map((f) => [f.name, f.kind.toInput(record[f.name])])));
+
+export function RecordForm({ ctx, resource, record, values, errors, etag, choices, note, was }: FormProps) {
   const editing = record !== undefined;
   const action = editing ? `/${resource.name}/${String(record.id)}` : `/${resource.name}`;
   const heading = editing ? `Edit ${recordTitle(resource, record)}` : `New ${resource.singular}`;
@@ -641,6 +647,9 @@ export function RecordForm({ ctx, resource, record, values, errors, etag, choice
       <form method="post" action={action} class="card" novalidate>
         <CsrfInput token={ctx.csrf} />
         {etag ? <input type="hidden" name="_etag" value={etag} /> : null}
+        {/* What the form showed: a save sends only the fields the user changed, and a colleague's change to
+            another field since is no conflict. */}
+        {editing ? <input type="hidden" name="_was" value={was ?? shownValues(resource, record)} /> : null}
         <div class="form-grid">
           {formFields(resource).map((f, i) => (
             <FieldInput
@@ -668,26 +677,31 @@ export function ConflictPage({
   resource,
   theirs,
   mine,
+  overlap,
   etag,
   choices,
 }: {
   ctx: PageContext;
   resource: Resource;
   theirs: Row;
+  /** The fields the user changed, as the form sent them. */
   mine: Record<string, unknown>;
+  /** The fields both changed, differently (none known: every field of the form that differs). */
+  overlap?: readonly string[];
   etag: string;
   choices: Choices;
 }) {
   const id = String(theirs.id);
-  const changed = formFields(resource).filter(
-    (f) => f.name in mine && String(mine[f.name] ?? '') !== String(theirs[f.name] ?? ''),
+  const changed = formFields(resource).filter((f) =>
+    overlap ? overlap.includes(f.name) : f.name in mine && String(mine[f.name] ?? '') !== String(theirs[f.name] ?? ''),
   );
   return (
     <Layout ctx={ctx} title="Someone else saved first">
       <h1>Someone else saved this {resource.singular} first</h1>
       <p class="flash flash-error" role="alert">
-        While you were editing, another change to “{recordTitle(resource, theirs)}” was saved. Nothing of yours was
-        written. Compare the two versions and choose.
+        While you were editing, another change to “{recordTitle(resource, theirs)}” was saved.{' '}
+        {overlap ? `You both changed ${changed.map((f) => f.label).join(', ')}. ` : ''}Nothing of yours was written.
+        Compare the two versions and choose.
       </p>
       <div class="table-wrap">
         <table>
@@ -721,6 +735,7 @@ export function ConflictPage({
         <form method="post" action={`/${resource.name}/${id}`}>
           <CsrfInput token={ctx.csrf} />
           <input type="hidden" name="_etag" value={etag} />
+          <input type="hidden" name="_was" value={shownValues(resource, theirs)} />
           {Object.entries(mine).map(([k, v]) => (
             <input type="hidden" name={k} value={v === null || v === undefined ? '' : String(v)} />
           ))}
