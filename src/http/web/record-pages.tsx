@@ -274,9 +274,10 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
     app.get(`${base}/:id/edit`, async (request: IdRequest, reply) => {
       const { record, etag } = await getRecord(ctxOf(request), resource, request.params.id);
       const typed = kept.take(request, reply);
-      // The ETag of when the typing began: a change someone saved since is still caught on save.
       // The ETag and the shown values of when the typing began: a change someone saved since is still caught on save.
-      if (typed) return formPage(request, reply, typed, { record, etag: typed._etag ?? etag, was: typed._was, note: KEPT_NOTE });
+      if (typed) {
+        return formPage(request, reply, typed, { record, etag: typed._etag ?? etag, was: typed._was, note: KEPT_NOTE });
+      }
       return formPage(request, reply, record, { record, etag });
     });
 
