@@ -40,17 +40,15 @@ export const indexFields = (resource: Resource) => resource.visible.filter((f) =
 export const viewFields = (resource: Resource) => resource.visible.filter((f) => f.inView);
 export const formFields = (resource: Resource) => resource.writable.filter((f) => f.inForm);
 
-export function Value({
-  field,
-  value,
-  choices,
-  locale,
-}: {
+/** A field's value, and what showing it needs. */
+interface ValueProps {
   field: Field;
   value: unknown;
   choices: Choices;
   locale: string;
-}) {
+}
+
+export function Value({ field, value, choices, locale }: ValueProps) {
   if (value === null || value === undefined || value === '') return <span class="muted">—</span>;
   if (field.target)
     return <>{choices.get(field.target.name)?.find((c) => c.id === String(value))?.title ?? `#${String(value)}`}</>;
@@ -467,17 +465,7 @@ const DOOR: Record<string, string> = {
 };
 
 /** A value in a change: "Not set" for a kind with options (a tri-state), else as the record page shows it. */
-function ChangedValue({
-  field,
-  value,
-  choices,
-  locale,
-}: {
-  field: Field;
-  value: unknown;
-  choices: Choices;
-  locale: string;
-}) {
+function ChangedValue({ field, value, choices, locale }: ValueProps) {
   if ((value === null || value === undefined) && field.kind.options) return <>Not set</>;
   return <Value field={field} value={value} choices={choices} locale={locale} />;
 }
