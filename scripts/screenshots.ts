@@ -228,6 +228,7 @@ async function main() {
     await shoot({ name: 'users-new', go: goto('/users/new'), reload: true });
     // A user's page: the has-many panels of the records that reference the user (inquiries assigned, contacts created).
     await shoot({ name: 'users-detail', go: goto(`/users/${agentId}`), reload: true });
+    await shoot({ name: 'activity', go: goto('/activity'), reload: true });
     await shoot({ name: 'inquiries-edit', go: goto(`/inquiries/${inquiryIds[0]}/edit`), reload: true });
     await shoot({ name: 'not-found', go: goto('/contacts/999999'), reload: true });
     await shoot({ name: 'verify-email', go: goto('/verify-email'), reload: true });

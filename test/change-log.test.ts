@@ -266,5 +266,26 @@ for (const dialect of DIALECTS) {
         [['api', 'Admin']],
       );
     });
+
+    test('the Activity page (admins): entries newest first, narrowed by its filters, with the CSV of the same view', async () => {
+      const browser = await pageSignIn(app, app.admin);
+      const page = await browser.get('/activity?filter[resource]=contacts&filter[action]=deleted');
+      assert.equal(page.status, 200, page.text.slice(0, 300));
+      assert.match(page.text, /<a href="\/activity" aria-current="page">Activity<\/a>/, 'in the navigation');
+      const rows = [...page.text.matchAll(/<tr><td><time[\s\S]*?<\/tr>/g)].map((m) => m[0]);
+      assert.ok(rows.length > 0 && rows.every((r) => r.includes('deleted')), 'only deletions of contacts');
+      assert.match(
+        page.text,
+        /href="\/api\/v1\/activity\/export\?filter%5Bresource%5D=contacts&amp;filter%5Baction%5D=deleted&amp;format=csv"/,
+      );
+      const bad = await browser.get('/activity?filter[at][gte]=soon');
+      assert.equal(bad.status, 200);
+      assert.match(bad.text, /class="flash flash-error" role="alert"/);
+      const who = { email: 'page.agent@example.org', password: 'a page agent passphrase 3' };
+      assert.equal((await app.post('/api/v1/users', { name: 'Page Agent', role: 'agent', ...who })).status, 201);
+      const agent = await pageSignIn(app, who);
+      assert.equal((await agent.get('/activity')).status, 403);
+      assert.doesNotMatch((await agent.get('/')).text, /href="\/activity"/, "not in an agent's navigation");
+    });
   });
 }

@@ -55,7 +55,8 @@ function diff(resource: Resource, before: Row, after: Row | null) {
 }
 
 const via = (ctx: Context): Via => ctx.via ?? 'api';
-const actorId = (ctx: Context) => ctx.actor?.id ?? null;
+// Id 0 is the system acting for nobody signed in (a first account registering itself).
+const actorId = (ctx: Context) => (ctx.actor && ctx.actor.id > 0n ? ctx.actor.id : null);
 
 /**
  * Appends the entry of one write: a created record (`before` null; no values, they are the record's), the fields an

@@ -14,6 +14,7 @@ import { isPageForm } from '../auth.ts';
 import { pageContext, redirectWith, setFlash } from './context.ts';
 import { keptForms } from './kept-form.ts';
 import { csvPages } from './csv-pages.tsx';
+import { activityPage } from './activity-page.tsx';
 import { dashboardPage } from './dashboard.tsx';
 import { profilePages } from './profile-pages.tsx';
 import { recordPages } from './record-pages.tsx';
@@ -118,6 +119,7 @@ export function webApp(a: Accounts) {
 
     await app.register(authPages(a));
     await app.register(dashboardPage(a.database));
+    await app.register(activityPage(a.database));
     await app.register(profilePages(a));
     for (const resource of recordResources) {
       await app.register(csvPages(a.database, resource));

@@ -32,6 +32,7 @@ function Nav({ ctx }: { ctx: PageContext }) {
     ...recordResources
       .filter((r) => r.nav && (r.access === 'agent' || viewer.role === 'admin'))
       .map((r): [string, string] => [`/${r.name}`, r.name.charAt(0).toUpperCase() + r.name.slice(1)]),
+    ...(viewer.role === 'admin' ? [['/activity', 'Activity'] as [string, string]] : []),
   ];
   const current = (href: string) => (href === '/' ? ctx.path === '/' : ctx.path.startsWith(href));
   return (
