@@ -204,6 +204,9 @@ for (const dialect of DIALECTS) {
         (await app.get(`/api/v1/activity?filter[at][lte]=${today}`)).body.data.length > 0,
         'a bare date ends at its last millisecond',
       );
+      for (const query of ['filter[actor]=9999999999999999999', 'cursor=9999999999999999999', 'filter[actor]=x']) {
+        assert.equal((await app.get(`/api/v1/activity?${query}`)).status, 422, query);
+      }
       const bad = await app.get('/api/v1/activity?filter[at][gte]=yesterday');
       assert.equal(bad.status, 422);
       assert.ok(bad.body.errors['filter[at][gte]'], bad.text);

@@ -132,11 +132,17 @@ interface Narrowing {
 const invalid = (errors: Record<string, string[]>) =>
   new AppError(422, 'validation_failed', 'The request has invalid fields.', errors);
 
-function readCursor(cursor: string | undefined): bigint | undefined {
-  if (cursor === undefined || cursor === '') return undefined;
-  if (!/^\d{1,19}$/.test(cursor)) throw invalid({ cursor: ['must be the next_cursor of an earlier page'] });
-  return BigInt(cursor);
+const MAX_ID = 2n ** 63n - 1n;
+
+/** An id from a query (a cursor, a user), or undefined when absent; out of any id's range is a 422 naming `name`. */
+function readId(raw: unknown, name: string, message: string): bigint | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string' || !/^\d{1,19}$/.test(raw) || BigInt(raw) > MAX_ID) throw invalid({ [name]: [message] });
+  return BigInt(raw);
 }
+
+const readCursor = (cursor: string | undefined) =>
+  readId(cursor, 'cursor', 'must be the next_cursor of an earlier page');
 
 /**
  * A page of entries, newest first, after the entry `cursor`. `typed` reads a changed field's values back through its
@@ -236,14 +242,12 @@ export function auditLog(ctx: Context, query: Record<string, unknown>, perPage =
       throw invalid({ [`filter[${name}]`]: ['must be a short text'] });
     return value;
   };
-  const actor = text('actor');
-  if (actor !== undefined && !/^\d{1,19}$/.test(actor)) throw invalid({ 'filter[actor]': ['must be a user id'] });
   return readLog(
     ctx,
     {
       resource: text('resource'),
       action: text('action'),
-      actorId: actor === undefined ? undefined : BigInt(actor),
+      actorId: readId(filter.actor, 'filter[actor]', 'must be a user id'),
       from: bound(at.gte, false, 'filter[at][gte]'),
       to: bound(at.lte, true, 'filter[at][lte]'),
     },
