@@ -23,8 +23,7 @@ async function accountState(a: Accounts, userId: bigint) {
 }
 
 /** Counts a failed password; answers whether this failure locked the account. */
-async function recordFailure(a: Accounts, userId: bigint): Promise<boolean> {
-  const { db } = a.database;
+async function recordFailure(db: Executor, userId: bigint): Promise<boolean> {
   await db
     .updateTable('account_states')
     .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
@@ -60,9 +59,12 @@ export async function checkCredentials(
   if (!user) throw invalidCredentials();
   const state = await accountState(a, user.id);
   if (!check.ok) {
-    const locked = await recordFailure(a, user.id);
-    await logEvent(a.database.db, 'sign_in_failed', user.id, null, via);
-    if (locked) await logEvent(a.database.db, 'locked', user.id, null, via);
+    // The count, a lockout and their entries in one transaction.
+    await a.database.db.transaction().execute(async (trx) => {
+      const locked = await recordFailure(trx, user.id);
+      await logEvent(trx, 'sign_in_failed', user.id, null, via);
+      if (locked) await logEvent(trx, 'locked', user.id, null, via);
+    });
     throw invalidCredentials();
   }
   if (fromDbBool(state.reset_required)) {

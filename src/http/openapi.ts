@@ -4,6 +4,12 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 
+/** A route's problem answer in its OpenAPI schema: application/problem+json, described. */
+export const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
+});
+
 export const problemSchema = {
   $id: 'Problem',
   type: 'object',

@@ -10,7 +10,9 @@ import type { Field, Resource } from '../schema/resource.ts';
 import type { Context, Via } from './context.ts';
 import type { Row } from './repository.ts';
 
-export type Action = 'created' | 'updated' | 'deleted';
+/** What an entry says happened to a record. */
+export const RECORD_ACTIONS = ['created', 'updated', 'deleted'] as const;
+export type Action = (typeof RECORD_ACTIONS)[number];
 
 export interface Entry {
   id: bigint;
@@ -257,16 +259,21 @@ export function auditLog(ctx: Context, query: Record<string, unknown>, perPage =
 }
 
 /** The account events the audit log keeps beside the record changes. */
-export type SecurityEvent =
-  | 'sign_in'
-  | 'sign_in_failed'
-  | 'locked'
-  | 'two_factor_enabled'
-  | 'two_factor_disabled'
-  | 'password_changed'
-  | 'token_created'
-  | 'token_revoked'
-  | 'role_changed';
+export const SECURITY_EVENTS = [
+  'sign_in',
+  'sign_in_failed',
+  'locked',
+  'two_factor_enabled',
+  'two_factor_disabled',
+  'password_changed',
+  'token_created',
+  'token_revoked',
+  'role_changed',
+] as const;
+export type SecurityEvent = (typeof SECURITY_EVENTS)[number];
+
+/** Every action an entry may name, for filters. */
+export const ACTIONS: readonly string[] = [...RECORD_ACTIONS, ...SECURITY_EVENTS];
 
 /** Appends a security event about a user's account (`user`), done by `actor` (null: nobody signed in). */
 export async function logEvent(

@@ -5,11 +5,7 @@ import type { Database } from '../../db/connection.ts';
 import { auditLog } from '../../records/change-log.ts';
 import { auditCsv } from '../../records/csv.ts';
 import { contextOf } from '../context.ts';
-
-const problem = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
-});
+import { problem } from '../openapi.ts';
 
 const filter = {
   type: 'object',

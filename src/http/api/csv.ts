@@ -11,13 +11,10 @@ import { exportCsv, exportFilename, IMPORT_MAX_BYTES, importColumns, ROW_ERROR }
 import type { Resource } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
 import { IMPORT_MULTIPART, importUpload, uploadError } from '../csv-upload.ts';
+import { problem } from '../openapi.ts';
 
 const MIB = 1024 * 1024;
 
-const problem = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
-});
 const fieldErrors = { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } };
 
 function importReportSchema() {

@@ -13,13 +13,10 @@ import {
 } from '../../records/operations.ts';
 import type { Resource } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
+import { problem } from '../openapi.ts';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
-const problem = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
-});
 const bodyProblems = {
   400: problem('malformed JSON'),
   413: problem('body over 1 MiB'),

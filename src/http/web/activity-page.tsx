@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/connection.ts';
 import { AppError } from '../../errors.ts';
-import { auditLog, type Timeline } from '../../records/change-log.ts';
+import { ACTIONS, auditLog, type Timeline } from '../../records/change-log.ts';
 import { choicesOf } from '../../records/references.ts';
 import { resources, user } from '../../resources/index.ts';
 import { kinds } from '../../schema/kinds.ts';
@@ -12,21 +12,6 @@ import { pageContext } from './context.ts';
 import { sendPage } from './render.tsx';
 import { Layout } from './views/layout.tsx';
 import { hrefWith } from './views/records.tsx';
-
-const ACTIONS = [
-  'created',
-  'updated',
-  'deleted',
-  'sign_in',
-  'sign_in_failed',
-  'locked',
-  'two_factor_enabled',
-  'two_factor_disabled',
-  'password_changed',
-  'token_created',
-  'token_revoked',
-  'role_changed',
-];
 
 type Query = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 // Index, detail, form, conflict and delete views of any declared resource:
 // columns are the fields *in index*, the detail shows the fields *in view*,
 // the form the fields *in form*, each with its declared label and input.
-import type { Timeline } from '../../../records/change-log.ts';
+import type { Action, SecurityEvent, Timeline } from '../../../records/change-log.ts';
 import type { Choices } from '../../../records/references.ts';
 import type { FieldErrors } from '../../../errors.ts';
 import type { ListResult } from '../../../records/operations.ts';
@@ -443,7 +443,8 @@ function HasManyPanel({ owner, record, panel }: { owner: Resource; record: Row; 
   );
 }
 
-const DONE: Record<string, string> = {
+// Every action has its words: a new one does not compile without them.
+const DONE: Record<Action | SecurityEvent, string> = {
   created: 'created it',
   updated: 'changed',
   deleted: 'deleted it',
@@ -491,7 +492,7 @@ function ActivityPanel(props: {
             return (
               <li>
                 <p>
-                  <strong>{entry.actor?.name ?? 'Someone'}</strong> {DONE[entry.action] ?? entry.action}{' '}
+                  <strong>{entry.actor?.name ?? 'Someone'}</strong> {DONE[entry.action as Action] ?? entry.action}{' '}
                   <span class="muted">
                     · <time datetime={entry.at}>{when.text}</time> · through {DOOR[entry.via] ?? entry.via}
                   </span>
