@@ -10,9 +10,12 @@ import { LABELS, SCENARIOS, type ScenarioName } from './scenarios.ts';
 
 export const RESULTS_FILE = path.resolve(import.meta.dirname, 'RESULTS.md');
 
-/** The sections: one per database, and the start-up comparison (bench/startup.ts). */
-type Section = Dialect | 'startup';
-const ORDER: Section[] = ['sqlite', 'postgres', 'startup'];
+/**
+ * The sections: one per database, the start-up comparison (bench/startup.ts), and the change log's cost on each
+ * database (bench/change-log.ts). A section not listed here would be dropped when another is written.
+ */
+export type Section = Dialect | 'startup' | `change-log:${Dialect}`;
+const ORDER: Section[] = ['sqlite', 'postgres', 'startup', 'change-log:sqlite', 'change-log:postgres'];
 const HEADER = `# Bench results
 
 Written by \`npm run bench\` (bench/run.ts); each database's section is replaced
@@ -20,7 +23,8 @@ when the bench runs on it again. The floor is a bare Fastify server running the
 app's SQL for the same scenario (bench/floor.ts, bench/floor-sql.ts). Throughput
 is measured at 10 connections, service time (p50, p99) at 1 connection, each
 scenario driven by autocannon from a separate process. The start-up section is
-written by \`npm run bench:startup\` (bench/startup.ts).
+written by \`npm run bench:startup\` (bench/startup.ts), the change log's cost on
+each database by \`npm run bench:change-log\` (bench/change-log.ts).
 `;
 
 const start = (d: Section) => `<!-- bench:${d}:start -->`;
@@ -40,6 +44,23 @@ export function writeSection(dialect: Section, markdown: string, file = RESULTS_
     .map((d) => sections.get(d))
     .join('\n\n');
   fs.writeFileSync(file, `${HEADER}\n${body}\n`);
+}
+
+/** When a run started, as the sections say it: `2026-11-22 07:42 UTC`. */
+export const utcMinute = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+/** The machine, as the sections describe it: `2 cores, AMD EPYC, 23.5 GB RAM`. */
+export function machine(): string {
+  const cpus = os.cpus();
+  const ram = (os.totalmem() / 2 ** 30).toFixed(1);
+  return `${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${ram} GB RAM`;
+}
+
+/** The databases `--db` names: sqlite, postgres or both (anything else fails). */
+export function dialectsOf(db: string | undefined, fail: (message: string) => never): Dialect[] {
+  if (db === 'both') return ['sqlite', 'postgres'];
+  if (db === 'sqlite' || db === 'postgres') return [db];
+  return fail(`--db must be sqlite, postgres or both, not ${db}`);
 }
 
 /** A markdown table; numbers already formatted. */
@@ -179,13 +200,12 @@ function targets(r: Report, run: RunInfo): string[][] {
 
 /** The markdown section of one database. */
 export function section(r: Report, run: RunInfo): string {
-  const cpus = os.cpus();
   const name = r.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
   const lines: string[] = [
     `## ${name}`,
     '',
-    `- Date: ${r.started.toISOString().slice(0, 16).replace('T', ' ')} UTC${r.failed ? ' — **the run failed, see the notes**' : ''}${run.only ? ` — partial run (--only ${[...run.only].join(',')})` : ''}`,
-    `- Machine: ${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GB RAM; load average at the start ${r.loadAverage.map((n) => n.toFixed(2)).join(', ')} (the machine is shared)`,
+    `- Date: ${utcMinute(r.started)}${r.failed ? ' — **the run failed, see the notes**' : ''}${run.only ? ` — partial run (--only ${[...run.only].join(',')})` : ''}`,
+    `- Machine: ${machine()}; load average at the start ${r.loadAverage.map((n) => n.toFixed(2)).join(', ')} (the machine is shared)`,
     `- Node ${process.version}${r.dialect === 'postgres' ? ', PostgreSQL on 127.0.0.1' : ', better-sqlite3'}`,
     `- Rows: ${fmt.int(run.rows)} contacts and ${fmt.int(run.inquiries)} inquiries (seed ${run.seed})`,
     `- Command: \`${run.command}\` (${run.duration} s per measurement)`,

@@ -17,7 +17,7 @@ import type { Dialect } from '../src/db/dialect.ts';
 import { sqlDrift } from './app-sql.ts';
 import type { LoadJob, LoadResult } from './load.ts';
 import { LoadClient, ROOT, type Server, appServer, floorServer, leadbook, procStatusKb, stopAll } from './processes.ts';
-import { type Measured, RESULTS_FILE, type Report, fmt, section, writeSection } from './results.ts';
+import { dialectsOf, type Measured, RESULTS_FILE, type Report, fmt, section, writeSection } from './results.ts';
 import {
   LABELS,
   PER_PAGE,
@@ -60,12 +60,7 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-const dialects: Dialect[] =
-  argv.db === 'both'
-    ? ['sqlite', 'postgres']
-    : argv.db === 'sqlite' || argv.db === 'postgres'
-      ? [argv.db]
-      : fail(`--db must be sqlite, postgres or both, not ${argv.db}`);
+const dialects = dialectsOf(argv.db, fail);
 const rows = argv.rows !== undefined ? Number(argv.rows) : argv.quick ? 100_000 : 1_000_000;
 if (!Number.isInteger(rows) || rows < 1000) fail('--rows must be a whole number of at least 1000');
 const duration = argv.duration !== undefined ? Number(argv.duration) : argv.quick ? 1 : 10;

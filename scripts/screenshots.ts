@@ -143,6 +143,7 @@ async function main() {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       if (r.status >= 300) throw new Error(`${method} ${to}: ${r.status} ${await r.text()}`);
+      if (r.status === 204) return { data: {} };
       return (await r.json()) as { data: Record<string, unknown> };
     };
     const agentId = (
@@ -168,6 +169,15 @@ async function main() {
     for (const [i, s] of states.entries()) {
       inquiryIds.push((await api('POST', '/api/v1/inquiries', { ...CONTACTS[i], ...s })).data.id as number);
     }
+
+    // A contact with inquiries, notes (one mentions the agent) and a change to undo; a deleted contact in the trash.
+    for (const i of [0, 1]) await api('PATCH', `/api/v1/inquiries/${inquiryIds[i]}`, { contact_id: contactIds[0] });
+    await api('POST', `/api/v1/contacts/${contactIds[0]}/notes`, {
+      body: 'Called on Monday: wants a quote for the spring season. @tomas@example.com can you follow up?',
+    });
+    await api('PATCH', `/api/v1/contacts/${contactIds[0]}`, { city: 'Kyoto', occupation: 'Buyer' });
+    await api('POST', `/api/v1/contacts/${contactIds[3]}/notes`, { body: 'Asked us to call back in January.' });
+    await api('DELETE', `/api/v1/contacts/${contactIds[3]}`);
 
     await shoot({ name: 'dashboard', go: goto('/'), reload: true });
     await shoot({ name: 'contacts-index', go: goto('/contacts'), reload: true });
@@ -229,6 +239,17 @@ async function main() {
     // A user's page: the has-many panels of the records that reference the user (inquiries assigned, contacts created).
     await shoot({ name: 'users-detail', go: goto(`/users/${agentId}`), reload: true });
     await shoot({ name: 'activity', go: goto('/activity'), reload: true });
+    await shoot({ name: 'trash', go: goto('/trash'), reload: true });
+    await shoot({ name: 'users-delete-reassign', go: goto(`/users/${agentId}/delete`), reload: true });
+    await shoot({
+      name: 'contacts-note-added',
+      go: async (p) => {
+        await p.goto(`${app.url}/contacts/${contactIds[0]}`);
+        await p.getByLabel('Add a note').fill('Sent the quote by email. @Maria please check the prices.');
+        await p.getByRole('button', { name: 'Add note' }).click();
+        await p.getByText('Your note was added.').waitFor();
+      },
+    });
     await shoot({ name: 'inquiries-edit', go: goto(`/inquiries/${inquiryIds[0]}/edit`), reload: true });
     await shoot({ name: 'not-found', go: goto('/contacts/999999'), reload: true });
     await shoot({ name: 'verify-email', go: goto('/verify-email'), reload: true });

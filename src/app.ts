@@ -21,6 +21,8 @@ import { avatarRoutes } from './http/api/avatars.ts';
 import { meRoutes } from './http/api/me.ts';
 import { recordRoutes } from './http/api/records.ts';
 import { schemaRoutes } from './http/api/schema.ts';
+import { trashRoutes } from './http/api/trash.ts';
+import { declareRouteAccess } from './http/access.ts';
 import { authPlugin } from './http/auth.ts';
 import { healthRoutes } from './http/health.ts';
 import { registerJsonParser } from './http/json.ts';
@@ -31,6 +33,8 @@ import { assetRoutes } from './http/web/assets.ts';
 import { webApp } from './http/web/plugin.tsx';
 import { sendNotFoundPage } from './http/web/render.tsx';
 import { recordResources, resources } from './resources/index.ts';
+import { purgeTrash } from './records/trash.ts';
+import { startScheduler } from './scheduler.ts';
 import { VERSION } from './version.ts';
 
 export interface AppOptions {
@@ -101,6 +105,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
   serveAccounts(accounts);
 
+  declareRouteAccess(
+    app,
+    recordResources.map((r) => r.name),
+  );
   registerJsonParser(app);
   drainUnreadBodies(app);
   registerProblemHandlers(app, sendNotFoundPage);
@@ -138,6 +146,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       app.addSchema(schema);
   }
 
+  // Timed work, on one process at a time. The lease outlives a few ticks, so a dead holder is replaced within 30 s.
+  const scheduler = startScheduler(
+    database,
+    [
+      {
+        name: 'empty the trash',
+        everyMs: 60 * 60 * 1000,
+        run: (db) => purgeTrash(db, config.trashDays).then(() => {}),
+      },
+    ],
+    app.log,
+    { tickMs: config.schedulerTickMs, leaseMs: Math.min(20_000, config.schedulerTickMs * 4) },
+  );
+  app.addHook('onClose', () => scheduler.stop());
+
   await app.register(healthRoutes(database));
   await app.register(assetRoutes);
   await app.register(async (signedIn) => {
@@ -150,6 +173,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await signedIn.register(avatarRoutes(accounts), { prefix: '/api/v1' });
     await signedIn.register(schemaRoutes(resources), { prefix: '/api/v1' });
     await signedIn.register(activityRoutes(database), { prefix: '/api/v1' });
+    await signedIn.register(trashRoutes(database, config.trashDays), { prefix: '/api/v1' });
     for (const resource of recordResources) {
       await signedIn.register(csvRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });
       await signedIn.register(recordRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });

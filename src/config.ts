@@ -22,6 +22,10 @@ export interface Config {
   sessionAbsoluteHours: number;
   rememberDays: number;
   passwordConfirmMinutes: number;
+  /** How long a deleted contact, inquiry or note waits in the trash before it is emptied. */
+  trashDays: number;
+  /** How often each process asks for the scheduler's lease (and the holder runs what is due). */
+  schedulerTickMs: number;
 }
 
 function number(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
@@ -63,5 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionAbsoluteHours: number(env, 'SESSION_ABSOLUTE_HOURS', 12),
     rememberDays: number(env, 'REMEMBER_DAYS', 30),
     passwordConfirmMinutes: number(env, 'PASSWORD_CONFIRM_MINUTES', 180),
+    trashDays: number(env, 'TRASH_DAYS', 30),
+    schedulerTickMs: number(env, 'SCHEDULER_TICK_MS', 5000, 50),
   };
 }

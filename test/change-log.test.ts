@@ -4,11 +4,22 @@
 // is named, never shown; the timeline pages newest first.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { type Reply, startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
 import type { Json } from './helpers/json.ts';
-import { pageSignIn, submit } from './reliability/helpers/security.ts';
+import { teammate } from './helpers/team.ts';
+import {
+  Ledger,
+  mailsOf,
+  nextMail,
+  oathtool,
+  pageSignIn,
+  REMEMBER,
+  submit,
+  waitForRoom,
+} from './reliability/helpers/security.ts';
 
 /** Every entry of the log, oldest first, as stored. */
 async function entries(app: TestApp) {
@@ -29,6 +40,32 @@ async function entries(app: TestApp) {
 
 const timelineOf = async (app: TestApp, path: string, cursor?: string): Promise<Reply> =>
   app.get(`/api/v1/${path}/activity${cursor ? `?cursor=${cursor}` : ''}`);
+
+/** Every page of a JSON list that pages by `meta.next_cursor`. */
+async function allPages(app: TestApp, path: string): Promise<Reply[]> {
+  const pages: Reply[] = [];
+  let cursor: string | null = '';
+  while (cursor !== null) {
+    const reply = await app.get(cursor ? `${path}${path.includes('?') ? '&' : '?'}cursor=${cursor}` : path);
+    assert.equal(reply.status, 200, `${path}: ${reply.text.slice(0, 300)}`);
+    pages.push(reply);
+    cursor = reply.body.meta.next_cursor ?? null;
+  }
+  return pages;
+}
+
+/** JSON text of stored rows (64-bit ids as digits, dates as ISO text). */
+const rowsText = (rows: unknown) => JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+
+/** The hidden columns of a user as stored (hashes, sealed secrets, the remember token). */
+async function storedSecrets(app: TestApp, id: unknown) {
+  const row = await app.database.db
+    .selectFrom('users')
+    .select(['password', 'remember_token', 'two_factor_secret', 'two_factor_recovery_codes'])
+    .where('id', '=', BigInt(String(id)))
+    .executeTakeFirstOrThrow();
+  return row;
+}
 
 for (const dialect of DIALECTS) {
   describe(`change log (${dialect})`, () => {
@@ -289,6 +326,235 @@ for (const dialect of DIALECTS) {
       const agent = await pageSignIn(app, who);
       assert.equal((await agent.get('/activity')).status, 403);
       assert.doesNotMatch((await agent.get('/')).text, /href="\/activity"/, "not in an agent's navigation");
+    });
+
+    test('no secret reaches the activity, its exports, the trash, notes, record exports, the stored log or the app log', async () => {
+      // Its own app, logging everything, with mail written to files: besides the places below, every response and
+      // log line of it is scanned too.
+      const own = await startApp(dialect, { env: { LOG_LEVEL: 'trace' } });
+      try {
+        const ledger = new Ledger(own);
+        ledger.used(own.admin.password, 'admin password');
+        ledger.items.push({
+          value: own.admin.token,
+          what: 'admin token',
+          issuedBy: own.responses.findIndex((r) => r.includes(own.admin.token)),
+        });
+        const hex = () => randomBytes(6).toString('hex');
+        const anon = (method: string, path: string, json: unknown) => own.request(method, path, { json, token: null });
+        const mint = async (email: string, password: string) => {
+          const minted = await anon('POST', '/api/v1/auth/token', { email, password, device_name: 'scan' });
+          assert.equal(minted.status, 201, minted.text);
+          return ledger.issued(minted.body.token, 'bearer token');
+        };
+
+        // A user created with a password; a token from signing in, and one made at /me/tokens (shown once).
+        const email = 'sam.secret@example.org';
+        let password = ledger.used(`first pass ${hex()}`, 'password given at creation');
+        const created = await own.post('/api/v1/users', { name: 'Sam Secret', email, password, role: 'agent' });
+        assert.equal(created.status, 201, created.text);
+        const sam = created.body.data.id;
+        let token = await mint(email, password);
+        const personal = await own.request('POST', '/api/v1/me/tokens', { json: { name: 'ci', password }, token });
+        assert.equal(personal.status, 201, personal.text);
+        ledger.issued(personal.body.token, 'personal access token');
+
+        // The password changed by an admin (PATCH /users/:id), by its owner (PUT /me/password), by a mailed reset.
+        password = ledger.used(`patched pass ${hex()}`, 'password set by an admin');
+        assert.equal((await own.patch(`/api/v1/users/${sam}`, { password })).status, 200);
+        token = await mint(email, password);
+        const chosen = ledger.used(`own pass ${hex()}`, 'password set by its owner');
+        const put = await own.request('PUT', '/api/v1/me/password', {
+          json: { current_password: password, password: chosen },
+          token,
+        });
+        assert.equal(put.status, 204, put.text);
+        password = chosen;
+        const mails = mailsOf(own).length;
+        assert.equal((await anon('POST', '/api/v1/auth/forgot-password', { email })).status, 202);
+        const resetMail = await nextMail(own, mails, (m) => m.link?.pathname === '/reset-password');
+        const resetToken = ledger.used(resetMail.link!.searchParams.get('token')!, 'reset token');
+        password = ledger.used(`reset pass ${hex()}`, 'password set through a reset');
+        const reset = await anon('POST', '/api/v1/auth/reset-password', { token: resetToken, email, password });
+        assert.equal(reset.status, 200, reset.text);
+
+        // Remembered by a browser (a remember token is stored), then two-factor on and its codes renewed.
+        const browser = await pageSignIn(own, { email, password }, true);
+        assert.ok(browser.cookies.get(REMEMBER), 'remember me set its cookie');
+        token = await mint(email, password);
+        const setup = await own.request('POST', '/api/v1/me/two-factor', { json: { password }, token });
+        assert.equal(setup.status, 200, setup.text);
+        const totp = ledger.issued(setup.body.secret, 'TOTP secret');
+        await waitForRoom(1);
+        const confirmed = await own.request('POST', '/api/v1/me/two-factor/confirm', {
+          json: { code: oathtool(totp, Date.now()) },
+          token,
+        });
+        assert.equal(confirmed.status, 200, confirmed.text);
+        for (const code of confirmed.body.recovery_codes) ledger.issued(code, 'recovery code');
+        const renewed = await own.request('POST', '/api/v1/me/two-factor/recovery-codes', {
+          json: { password },
+          token,
+        });
+        assert.equal(renewed.status, 200, renewed.text);
+        for (const code of renewed.body.recovery_codes) ledger.issued(code, 'recovery code');
+        // What the database keeps of them: a hash, the remember token, the sealed secret, the codes' hashes.
+        const stored = await storedSecrets(own, sam);
+        assert.ok(stored.remember_token && stored.two_factor_secret && stored.two_factor_recovery_codes, 'all kept');
+        ledger.used(stored.password, 'password hash');
+        ledger.used(stored.remember_token, 'remember token');
+        ledger.used(stored.two_factor_secret, 'sealed TOTP secret');
+        for (const hash of JSON.parse(stored.two_factor_recovery_codes) as string[])
+          ledger.used(hash, 'recovery code hash');
+
+        // An invitation, accepted through its mailed link.
+        const ivy = 'ivy.invited@example.org';
+        const beforeInvitation = mailsOf(own).length;
+        const invited = await own.post('/api/v1/users', { name: 'Ivy Invited', email: ivy, role: 'agent' });
+        assert.equal(invited.status, 201, invited.text);
+        const invitation = await nextMail(own, beforeInvitation, (m) => m.link?.pathname === '/invitation');
+        const invitationToken = ledger.used(invitation.link!.searchParams.get('token')!, 'invitation token');
+        const ivyPassword = ledger.used(`invited pass ${hex()}`, 'password chosen through an invitation');
+        const accepted = await anon('POST', '/api/v1/auth/accept-invitation', {
+          token: invitationToken,
+          email: ivy,
+          password: ivyPassword,
+        });
+        assert.equal(accepted.status, 200, accepted.text);
+        ledger.used((await storedSecrets(own, invited.body.data.id)).password, "the invited user's password hash");
+
+        // A user with a password, a token and a remembered browser, deleted: the log keeps their last values.
+        const dee = {
+          email: 'dee.deleted@example.org',
+          password: ledger.used(`gone pass ${hex()}`, "a deleted user's password"),
+        };
+        const doomed = await own.post('/api/v1/users', { name: 'Dee Deleted', role: 'agent', ...dee });
+        assert.equal(doomed.status, 201, doomed.text);
+        await mint(dee.email, dee.password);
+        await pageSignIn(own, dee, true);
+        const deeStored = await storedSecrets(own, doomed.body.data.id);
+        assert.ok(deeStored.remember_token);
+        ledger.used(deeStored.password, "a deleted user's password hash");
+        ledger.used(deeStored.remember_token, "a deleted user's remember token");
+        assert.equal((await own.delete(`/api/v1/users/${doomed.body.data.id}`)).status, 204);
+
+        // Records with notes, one of them in the trash.
+        const kept = (await own.post('/api/v1/contacts', { name: 'Kept Contact' })).body.data;
+        assert.equal((await own.post(`/api/v1/contacts/${kept.id}/notes`, { body: 'Called back, fine.' })).status, 201);
+        const binned = (await own.post('/api/v1/contacts', { name: 'Binned Contact' })).body.data;
+        assert.equal((await own.post(`/api/v1/contacts/${binned.id}/notes`, { body: 'Trashed with it.' })).status, 201);
+        assert.equal((await own.delete(`/api/v1/contacts/${binned.id}`)).status, 204);
+        const inquiry = await own.post('/api/v1/inquiries', { name: 'Asked', contact_id: kept.id, assigned_to: sam });
+        assert.equal(inquiry.status, 201, inquiry.text);
+
+        // A changed password is in its user's timeline by name only: the admin's change and the owner's (a reset
+        // writes no record change, only its event).
+        const samEntries = (await allPages(own, `/api/v1/users/${sam}/activity`)).flatMap((p) => p.body.data as Json[]);
+        const updates = samEntries.filter((e) => e.action === 'updated');
+        assert.equal(updates.length, 2, JSON.stringify(updates));
+        for (const update of updates) {
+          assert.deepEqual(update.hidden_changed, ['password']);
+          assert.equal(update.changes, undefined, 'no value, not even null or a hash');
+        }
+        assert.equal(updates.at(-1).actor?.name, 'Admin', 'the older one is the admin’s');
+        const events = samEntries.map((e) => e.action);
+        assert.equal(events.filter((a) => a === 'password_changed').length, 3, events.join());
+        for (const action of ['token_created', 'two_factor_enabled', 'sign_in'])
+          assert.ok(events.includes(action), `${action} in ${events.join()}`);
+
+        // Every place the log, the records and the app's own output show.
+        const places = new Map<string, string>();
+        const audit = await allPages(own, '/api/v1/activity');
+        const keep = (label: string, pages: Reply[]) => {
+          for (const [i, p] of pages.entries()) places.set(`${label}, page ${i + 1}`, p.text);
+        };
+        keep('GET /api/v1/activity', audit);
+        const auditEntries = audit.flatMap((p) => p.body.data as Json[]);
+        assert.ok(auditEntries.length > 30, `entries: ${auditEntries.length}`);
+        for (const entry of auditEntries) {
+          if (entry.hidden_changed) assert.deepEqual(entry.hidden_changed, ['password'], JSON.stringify(entry));
+          for (const hidden of ['password', 'remember_token', 'two_factor_secret', 'two_factor_recovery_codes'])
+            assert.ok(!(hidden in (entry.changes ?? {})), `${hidden} in ${JSON.stringify(entry)}`);
+        }
+        const csv = await own.get('/api/v1/activity/export?format=csv');
+        assert.equal(csv.status, 200, csv.text);
+        places.set('GET /api/v1/activity/export', csv.text);
+        const csvUpdates = csv.text.split('\r\n').filter((l) => l.includes(`,updated,users,${sam},`));
+        assert.equal(csvUpdates.length, 2, csv.text);
+        for (const line of csvUpdates) assert.match(line, /,updated,users,\d+,,password$/, 'named, no values');
+        for (const id of [sam, invited.body.data.id])
+          keep(`GET /api/v1/users/${id}/activity`, await allPages(own, `/api/v1/users/${id}/activity`));
+        for (const path of [`/api/v1/contacts/${kept.id}/activity`, '/api/v1/trash', '/api/v1/notes?per_page=100'])
+          keep(`GET ${path}`, await allPages(own, path));
+        assert.match(places.get('GET /api/v1/trash, page 1')!, /Binned Contact/);
+        assert.match(places.get('GET /api/v1/notes?per_page=100, page 1')!, /Called back/);
+        for (const resource of ['contacts', 'inquiries', 'users', 'notes']) {
+          const exported = await own.get(`/api/v1/${resource}/export?format=csv`);
+          assert.equal(exported.status, 200, `${resource}: ${exported.text}`);
+          places.set(`GET /api/v1/${resource}/export`, exported.text);
+        }
+        assert.match(places.get('GET /api/v1/users/export')!, /sam\.secret@example\.org/);
+        const admin = await pageSignIn(own, own.admin);
+        let next: string | undefined = '/activity';
+        for (let page = 1; next; page++) {
+          const shown = await admin.get(next);
+          assert.equal(shown.status, 200, shown.text.slice(0, 300));
+          places.set(`the page ${next}`, shown.text);
+          next = /<a href="([^"]+)">Older entries<\/a>/.exec(shown.text)?.[1]?.replaceAll('&amp;', '&');
+          assert.ok(page < 20, 'the pages end');
+        }
+        assert.match(places.get('the page /activity')!, /password changed/, 'the page names the change');
+        for (const path of [`/users/${sam}`, '/users', '/trash', `/contacts/${kept.id}`, '/users/export.csv']) {
+          const shown = await admin.get(path);
+          assert.equal(shown.status, 200, `${path}: ${shown.text.slice(0, 300)}`);
+          places.set(`the page ${path}`, shown.text);
+        }
+        const logged = await sql`select * from change_log order by id`.execute(own.database.db);
+        places.set('the change_log rows', rowsText(logged.rows));
+        const gone = logged.rows.filter(
+          (r: Json) =>
+            r.action === 'deleted' && r.resource === 'users' && String(r.record_id) === String(doomed.body.data.id),
+        ) as Json[];
+        assert.equal(gone.length, 1, 'the deleted user is logged');
+        const last = JSON.parse(gone[0].changes);
+        assert.deepEqual(last.name, ['Dee Deleted', null], 'with their last visible values');
+        for (const hidden of ['password', 'remember_token', 'two_factor_secret', 'two_factor_recovery_codes'])
+          assert.ok(!(hidden in last), `not ${hidden}`);
+        await new Promise((r) => setTimeout(r, 200)); // the last log lines (mails go out after the answer)
+        assert.ok(own.logs.length > 50, `log lines: ${own.logs.length}`);
+        places.set('the app log', own.logs.join('\n'));
+
+        assert.ok(ledger.items.length >= 40, `secrets tracked: ${ledger.items.length}`);
+        const leaks: string[] = [];
+        for (const [place, text] of places) {
+          for (const secret of ledger.items)
+            if (text.includes(secret.value)) leaks.push(`the ${secret.what} in ${place}`);
+          if (/\$argon2|\$2[aby]\$/.test(text)) leaks.push(`a password hash in ${place}`);
+        }
+        assert.deepEqual(leaks, []);
+        assert.deepEqual(ledger.problems(), []);
+      } finally {
+        await own.close();
+      }
+    });
+
+    test('a password changed by its owner is logged as theirs, through the door they used', async () => {
+      const owner = await teammate(app, 'agent', 'Olive Owner');
+      const put = await app.request('PUT', '/api/v1/me/password', {
+        json: { current_password: owner.password, password: 'olive has a new passphrase 5' },
+        token: owner.token,
+      });
+      assert.equal(put.status, 204, put.text);
+      const [event, update] = (await timelineOf(app, `users/${owner.id}`)).body.data as Json[];
+      assert.deepEqual([update.action, update.hidden_changed, update.changes], ['updated', ['password'], undefined]);
+      assert.equal(event.action, 'password_changed');
+      for (const entry of [event, update]) {
+        assert.deepEqual(
+          [String(entry.actor?.id), entry.actor?.name, entry.via],
+          [String(owner.id), 'Olive Owner', 'api'],
+          JSON.stringify(entry),
+        );
+      }
     });
   });
 }

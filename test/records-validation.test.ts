@@ -426,11 +426,16 @@ for (const dialect of DIALECTS) {
         }
 
         if (resource.writable.some((f) => f.kind.name === 'boolean')) {
-          test('booleans take all three states in turn on one record (true → null → false → null → true)', async () => {
+          test('booleans take all three states in turn on one record (true → null → false → null → true); one that may not be empty, two', async () => {
             for (const field of resource.writable.filter((f) => f.kind.name === 'boolean')) {
               const created = await create(resource, { [field.name]: true }, `${field.name} = true`);
               const id = created.body.data.id;
-              for (const value of [null, false, null, true]) {
+              if (!field.nullable) {
+                const refused = await app.patch(`${path}/${String(id)}`, { [field.name]: null });
+                assert.equal(refused.status, 422, `${field.name} → null: ${refused.text}`);
+                assert.ok(refused.body.errors[field.name], 'names the field');
+              }
+              for (const value of field.nullable ? [null, false, null, true] : [false, true]) {
                 const reply = await app.patch(`${path}/${String(id)}`, { [field.name]: value });
                 assert.equal(reply.status, 200, `${field.name} → ${show(value)}: ${reply.text}`);
                 assert.equal(reply.body.data[field.name], value, `${field.name} → ${show(value)}`);

@@ -109,9 +109,20 @@ for (const dialect of DIALECTS) {
       );
       assert.match(panel?.[1] ?? '', /\(1\)[\s\S]*Panel inquiry/, 'the user page lists the inquiries assigned to them');
 
-      assert.equal((await app.delete(`/api/v1/users/${id}`)).status, 204);
+      const theirs = await app.post('/api/v1/contacts', { name: 'Made by Rita', created_by: id });
+      assert.equal(theirs.status, 201, theirs.text);
+      // Work still assigned moves to someone in the same step, or the delete is refused, saying what is held.
+      const refused = await app.delete(`/api/v1/users/${id}`);
+      assert.equal(refused.status, 409, refused.text);
+      assert.deepEqual([refused.body.code, /1 inquiry/.test(refused.body.detail)], ['has_assignments', true]);
+      assert.equal((await app.delete(`/api/v1/users/${id}?reassign_to=${id}`)).status, 422, 'not to themselves');
+      assert.equal((await app.delete(`/api/v1/users/${id}?reassign_to=${app.admin.id}`)).status, 204);
       const after = await app.get(`/api/v1/inquiries/${inquiry.body.data.id}`);
-      assert.equal(after.body.data.assigned_to, null);
+      assert.equal(String(after.body.data.assigned_to), String(app.admin.id), 'reassigned');
+      const made = await app.get(`/api/v1/contacts/${theirs.body.data.id}`);
+      assert.equal(made.body.data.created_by, null, 'ON DELETE SET NULL');
+      const [moved] = (await app.get(`/api/v1/inquiries/${inquiry.body.data.id}/activity`)).body.data;
+      assert.deepEqual(moved.changes.assigned_to.map(String), [String(id), String(app.admin.id)], 'logged');
     });
   });
 }

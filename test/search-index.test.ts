@@ -9,10 +9,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { type Expression, type SqlBool, sql } from 'kysely';
-import { contact, recordResources } from '../src/resources/index.ts';
+import { contact, recordResources, user } from '../src/resources/index.ts';
 import { formats } from '../src/schema/formats.ts';
 import { DIALECTS } from './helpers/database.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { sampler } from './helpers/samples.ts';
 import { asRecordTables } from '../src/db/tables.ts';
 
 // Pieces values are made of: each a trap for case folding, LIKE or FTS query syntax.
@@ -208,17 +209,14 @@ for (const dialect of DIALECTS) {
     });
 
     test('every searchable text field of every resource is in its search index (migration T0003 agrees with the declarations)', async () => {
+      // A valid record of each resource (what it references exists), then one text field marked.
+      const samples = sampler((path, body) => app.post(path, body), new Map([[user, app.admin.id]]));
+      let n = 0;
       for (const resource of recordResources) {
         for (const field of resource.searchText.filter((f) => !f.readOnly)) {
           const marker = `zq${field.name.replaceAll('_', '')}${resource.name}`;
-          const body: Record<string, unknown> =
-            resource.name === 'users'
-              ? {
-                  name: 'Indexed',
-                  email: `user.${field.name.replaceAll('_', '')}@example.test`,
-                  password: 'correct horse battery staple 7',
-                }
-              : { name: 'Indexed' };
+          const body = await samples.input(resource, ++n, 'indexed');
+          if (resource === user) body.email = `user.${field.name.replaceAll('_', '')}@example.test`;
           body[field.name] = field.format ? formats[field.format].tagged(marker) : `before ${marker} after`;
           const created = await app.post(`/api/v1/${resource.name}`, body);
           assert.equal(created.status, 201, created.text);

@@ -6,6 +6,7 @@ import { AppError } from '../errors.ts';
 import { logEvent } from '../records/change-log.ts';
 import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
+import type { Via } from '../records/context.ts';
 import type { Session } from './sessions.ts';
 import { findUserById, nowIso, setUserColumns, type UserRow } from './store.ts';
 import { acceptCode, codeRefusal, forgetTotpStep, newRecoveryCodes, newSecret } from './two-factor.ts';
@@ -28,7 +29,7 @@ export async function enableTwoFactor(a: Accounts, user: UserRow, session: Sessi
   return { secret: fresh.secret, otpauth_url: fresh.otpauthUrl, qr_svg: fresh.qrSvg };
 }
 
-export async function confirmTwoFactor(a: Accounts, user: UserRow, code: string): Promise<string[]> {
+export async function confirmTwoFactor(a: Accounts, user: UserRow, code: string, via: Via): Promise<string[]> {
   if (!user.two_factor_secret)
     throw new AppError(409, 'two_factor_not_started', 'Start by enabling two-factor authentication.');
   if (user.two_factor_confirmed_at)
@@ -41,7 +42,7 @@ export async function confirmTwoFactor(a: Accounts, user: UserRow, code: string)
   const { codes, stored } = newRecoveryCodes();
   await a.database.db.transaction().execute(async (trx) => {
     await setUserColumns(trx, user.id, { two_factor_confirmed_at: nowIso(), two_factor_recovery_codes: stored });
-    await logEvent(trx, 'two_factor_enabled', user.id, user.id);
+    await logEvent(trx, 'two_factor_enabled', user.id, user.id, via);
   });
   return codes;
 }
@@ -65,6 +66,7 @@ export async function disableTwoFactor(
   user: UserRow,
   session: Session | undefined,
   password: unknown,
+  via: Via,
 ): Promise<UserRow> {
   await confirmPassword(a, user, session, password);
   await a.database.db.transaction().execute(async (trx) => {
@@ -73,7 +75,7 @@ export async function disableTwoFactor(
       two_factor_recovery_codes: null,
       two_factor_confirmed_at: null,
     });
-    await logEvent(trx, 'two_factor_disabled', user.id, user.id);
+    await logEvent(trx, 'two_factor_disabled', user.id, user.id, via);
   });
   return (await findUserById(a.database.db, user.id))!;
 }

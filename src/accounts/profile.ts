@@ -2,6 +2,7 @@
 // only an admin may set (role) or what has its own flow (password, avatar).
 import { AppError, FieldErrorBag } from '../errors.ts';
 import { readInput } from '../records/input.ts';
+import type { Context, Via } from '../records/context.ts';
 import { deleteRecord, updateRecord } from '../records/operations.ts';
 import { user as userResource } from '../resources/user.ts';
 import { confirmPassword } from './confirm-password.ts';
@@ -14,9 +15,19 @@ import type { Session } from './sessions.ts';
 import { findUserById, setUserColumns, type UserRow } from './store.ts';
 import { sendVerificationMail } from './verify-email.ts';
 
-const SELF = { id: 0n, role: 'admin' as const };
+/**
+ * A user acting on their own record, which the users resource otherwise leaves to admins: these flows decide what
+ * they may change (never their role). The change log shows the user, through their door.
+ */
+const asThemself = (a: Accounts, user: UserRow, via: Via, session?: Session): Context => ({
+  database: a.database,
+  actor: { id: user.id, role: 'admin' },
+  via,
+  sessionId: session?.id,
+});
+/** What a user changes on their own record: not their role, nor whether the account is active (an admin's). */
 export const PROFILE_FIELDS = userResource.writable
-  .filter((f) => f.name !== 'role' && f.name !== 'password')
+  .filter((f) => !['role', 'active', 'password'].includes(f.name))
   .map((f) => f.name);
 
 export async function updateProfile(
@@ -24,6 +35,7 @@ export async function updateProfile(
   user: UserRow,
   session: Session | undefined,
   body: unknown,
+  via: Via,
 ): Promise<UserRow> {
   const input = bodyWith(body, [...PROFILE_FIELDS, 'password']);
   const { password, ...changes } = input;
@@ -36,7 +48,7 @@ export async function updateProfile(
     throw new AppError(422, 'validation_failed', 'Change your password with PUT /api/v1/me/password.', {
       password: ['is changed with PUT /api/v1/me/password'],
     });
-  await updateRecord({ database: a.database, actor: SELF }, userResource, String(user.id), changes);
+  await updateRecord(asThemself(a, user, via), userResource, String(user.id), changes);
   if (emailChanges) {
     await setUserColumns(a.database.db, user.id, { email_verified_at: null });
     const fresh = (await findUserById(a.database.db, user.id))!;
@@ -52,6 +64,7 @@ export async function changePassword(
   user: UserRow,
   session: Session | undefined,
   body: unknown,
+  via: Via,
 ): Promise<void> {
   const input = bodyWith(body, ['current_password', 'password']);
   const bag = new FieldErrorBag();
@@ -65,9 +78,7 @@ export async function changePassword(
   }
   // The records operation validates and hashes the new password like any other write of it, and its
   // user rules end every other session, token and remembered device.
-  await updateRecord({ database: a.database, actor: SELF, sessionId: session?.id }, userResource, String(user.id), {
-    password: input.password,
-  });
+  await updateRecord(asThemself(a, user, via, session), userResource, String(user.id), { password: input.password });
 }
 
 /**
@@ -89,8 +100,9 @@ export async function deleteAccount(
   user: UserRow,
   session: Session | undefined,
   body: unknown,
+  via: Via,
 ): Promise<void> {
   const input = bodyWith(body, ['password']);
   await confirmPassword(a, user, session, input.password);
-  await deleteRecord({ database: a.database, actor: SELF }, userResource, String(user.id));
+  await deleteRecord(asThemself(a, user, via), userResource, String(user.id));
 }

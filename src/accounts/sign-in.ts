@@ -74,6 +74,8 @@ export async function checkCredentials(
       'This account was locked after too many failed sign-ins. Reset your password by email to unlock it.',
     );
   }
+  if (!fromDbBool(user.active))
+    throw new AppError(401, 'deactivated', 'This account has been deactivated. Ask an admin to turn it back on.');
   await clearFailures(a.database.db, user.id);
   if (check.needsRehash) {
     // An older hash (bcrypt from the original service) becomes argon2id now that we know the password.

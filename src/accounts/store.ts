@@ -89,11 +89,13 @@ export async function countUsers(db: Executor): Promise<number> {
   return Number(row.n);
 }
 
+/** How many active admins there are. */
 export async function countAdmins(db: Executor): Promise<number> {
   const row = await db
     .selectFrom('users')
     .select(sql<number>`count(*)`.as('n'))
     .where('role', '=', 'admin')
+    .where(sql<boolean>`active = true`)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }

@@ -6,6 +6,7 @@ import type { PersonalAccessTokensTable } from '../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
+import type { Via } from '../records/context.ts';
 import { randomToken, sha256 } from './secrets.ts';
 import { passSecondFactor } from './second-factor.ts';
 import type { Session } from './sessions.ts';
@@ -38,6 +39,7 @@ export async function createToken(
   a: Accounts,
   userId: bigint,
   name: string,
+  via: Via,
 ): Promise<{ token: string; info: TokenInfo }> {
   const token = PREFIX + randomToken();
   const row = await a.database.db.transaction().execute(async (trx) => {
@@ -46,7 +48,7 @@ export async function createToken(
       .values({ user_id: userId, name, token_hash: sha256(token), created_at: nowIso() })
       .returning(['id', 'name', 'created_at', 'last_used_at'])
       .executeTakeFirstOrThrow();
-    await logEvent(trx, 'token_created', userId, userId);
+    await logEvent(trx, 'token_created', userId, userId, via);
     return made;
   });
   return { token, info: toInfo(row) };
@@ -59,9 +61,10 @@ export async function createOwnToken(
   session: Session | undefined,
   name: string,
   password: unknown,
+  via: Via,
 ) {
   await confirmPassword(a, user, session, password);
-  return createToken(a, user.id, name);
+  return createToken(a, user.id, name, via);
 }
 
 /**
@@ -85,7 +88,7 @@ export async function createTokenWithPassword(
     if (check !== 'accepted')
       throw new AppError(401, 'two_factor_invalid', `The two-factor code ${codeRefusal(check)}.`);
   });
-  const { token } = await createToken(a, user.id, input.deviceName);
+  const { token } = await createToken(a, user.id, input.deviceName, knock.via);
   return { token, user };
 }
 
@@ -126,7 +129,7 @@ export async function listTokens(a: Accounts, userId: bigint): Promise<TokenInfo
 }
 
 /** Revokes one of the user's own tokens; false when the user has no such token. */
-export async function revokeToken(a: Accounts, userId: bigint, tokenId: bigint): Promise<boolean> {
+export async function revokeToken(a: Accounts, userId: bigint, tokenId: bigint, via: Via): Promise<boolean> {
   return a.database.db.transaction().execute(async (trx) => {
     const result = await trx
       .deleteFrom('personal_access_tokens')
@@ -134,7 +137,7 @@ export async function revokeToken(a: Accounts, userId: bigint, tokenId: bigint):
       .where('user_id', '=', userId)
       .executeTakeFirst();
     if (result.numDeletedRows === 0n) return false;
-    await logEvent(trx, 'token_revoked', userId, userId);
+    await logEvent(trx, 'token_revoked', userId, userId, via);
     return true;
   });
 }

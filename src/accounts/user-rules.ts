@@ -12,7 +12,11 @@ import type { Accounts } from './context.ts';
 import { endSignIns } from './end-sign-ins.ts';
 import { createInvitation, INVITATION_DAYS, sendInvitation } from './invitations.ts';
 import { sendInBackground } from './mail.ts';
-import { countAdmins, findUserById } from './store.ts';
+import { countAdmins, findUserById, fromDbBool } from './store.ts';
+import { moveRecords } from '../records/operations.ts';
+import { countReferences } from '../records/repository.ts';
+import type { Context } from '../records/context.ts';
+import { user } from '../resources/user.ts';
 import { sendVerificationMail } from './verify-email.ts';
 
 /** The accounts (mailer, settings) of each served database: the hooks are registered once, apps may be many. */
@@ -23,7 +27,45 @@ export function serveAccounts(a: Accounts): void {
   served.set(a.database, a);
 }
 
-const lastAdmin = async (trx: Executor, before: Row) => before.role === 'admin' && (await countAdmins(trx)) <= 1;
+/** Whether the user is the last active admin (who may not stop being one, be deactivated or deleted). */
+const lastAdmin = async (trx: Executor, before: Row) =>
+  before.role === 'admin' && before.active !== false && (await countAdmins(trx)) <= 1;
+
+/** The records whose work a user is to do (assigned inquiries), by the field that names them. */
+const assignments = () => user.referencedBy.filter(({ field }) => field.assignee);
+
+/**
+ * A user who still has work assigned is deleted only with `reassign_to`, another active user, who then gets it all
+ * (in the deletion's transaction).
+ */
+async function reassignWork(trx: Executor, ctx: Context, before: Row, params: Row): Promise<void> {
+  const id = BigInt(before.id as bigint);
+  const counts = await Promise.all(
+    assignments().map(async ({ resource, field }) => ({
+      resource,
+      field,
+      n: await countReferences(trx, resource, field, id),
+    })),
+  );
+  const held = counts.filter((c) => c.n > 0);
+  if (held.length === 0) return;
+  const raw = params.reassign_to;
+  if (raw === undefined || raw === '') {
+    const what = held.map((c) => `${c.n} ${c.n === 1 ? c.resource.singular : c.resource.name}`).join(' and ');
+    throw new AppError(
+      409,
+      'has_assignments',
+      `${String(before.name)} still has ${what} assigned; give reassign_to (a user id) to move them in the same step.`,
+    );
+  }
+  const to = typeof raw === 'string' && /^\d{1,18}$/.test(raw) ? BigInt(raw) : null;
+  const heir = to === null || to === id ? null : await findUserById(trx, to);
+  if (!heir || !fromDbBool(heir.active))
+    throw new AppError(422, 'validation_failed', 'The request has invalid fields.', {
+      reassign_to: ['must name another active user'],
+    });
+  for (const { resource, field } of held) await moveRecords(trx, ctx, resource, field, [id, heir.id], null);
+}
 
 export const userRules: RecordHooks = {
   async afterCreate(trx, ctx, record, input) {
@@ -55,6 +97,14 @@ export const userRules: RecordHooks = {
         { role: ['the last admin must stay an admin'] },
       );
     }
+    if (changes.active === false && (await lastAdmin(trx, before))) {
+      throw new AppError(
+        422,
+        'validation_failed',
+        'The last active admin cannot be deactivated; make someone else an admin first.',
+        { active: ['the last active admin must stay active'] },
+      );
+    }
   },
   async afterUpdate(trx, ctx, before, changes) {
     const id = BigInt(before.id as bigint);
@@ -65,9 +115,15 @@ export const userRules: RecordHooks = {
     }
     if (changes.role !== undefined && changes.role !== before.role)
       await logEvent(trx, 'role_changed', id, actor, ctx.via);
+    // Deactivated: every way in closes now; the name stays on the records.
+    if (changes.active === false && before.active !== false) {
+      await endSignIns(trx, id, { tokens: true });
+      await logEvent(trx, 'user_deactivated', id, actor, ctx.via);
+    }
   },
-  async beforeDelete(trx, _ctx, before) {
+  async beforeDelete(trx, ctx, before, params) {
     if (await lastAdmin(trx, before))
       throw new AppError(409, 'last_admin', 'The last admin cannot be deleted; make someone else an admin first.');
+    await reassignWork(trx, ctx, before, params);
   },
 };

@@ -27,6 +27,11 @@ export interface Database {
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Set to false only by the bench that measures what the change log costs (bench/change-log.ts): writes then keep
+   * no entries. Nothing else turns it off.
+   */
+  logChanges?: boolean;
 }
 
 export interface DatabaseOptions {

@@ -8,6 +8,12 @@ import type { ColumnVariant } from '../schema/kinds.ts';
 export type Dialect = ColumnVariant;
 
 /** The dialect a database handle or a transaction speaks. */
+/**
+ * Whether a write and its change-log entry go in one statement (PostgreSQL: a data-modifying WITH), which saves the
+ * entry its own round trip; SQLite, in the process, writes them one after the other.
+ */
+export const writesWithEntryAtOnce = <T>(db: Kysely<T>) => dialectOf(db) === 'postgres';
+
 export function dialectOf<T>(db: Kysely<T>): Dialect {
   return db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
 }

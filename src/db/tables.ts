@@ -9,6 +9,7 @@ import type { ColumnType, Kysely } from 'kysely';
 import type { contact } from '../resources/contact.ts';
 import type { inquiry } from '../resources/inquiry.ts';
 import type { user } from '../resources/user.ts';
+import type { note } from '../resources/note.ts';
 import type { KindName } from '../schema/kinds.ts';
 import type { Declared, FieldDecl } from '../schema/resource.ts';
 
@@ -69,6 +70,7 @@ export type RecordTable<R> =
 export interface ContactsTable extends RecordTable<typeof contact> {}
 export interface InquiriesTable extends RecordTable<typeof inquiry> {}
 export interface UsersTable extends RecordTable<typeof user> {}
+export interface NotesTable extends RecordTable<typeof note> {}
 
 /** Server-side state of an account that is not part of the user record. */
 export interface AccountStatesTable {
@@ -141,18 +143,29 @@ export interface ChangeLogTable {
   record_id: Nullable<Id>;
   changes: string | null;
   hidden_changed: string | null;
+  /** The entry this one follows from (2026-11-23T0004): a deletion's cascade, a restore's undone change. */
+  cause_id: ColumnType<bigint | string | number | null, bigint | null | undefined, bigint | null>;
+}
+
+/** Who holds a timed job's lease (the scheduler), until when. */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  expires_at: Instant;
 }
 
 export interface DB {
   contacts: ContactsTable;
   inquiries: InquiriesTable;
   users: UsersTable;
+  notes: NotesTable;
   account_states: AccountStatesTable;
   sessions: SessionsTable;
   personal_access_tokens: PersonalAccessTokensTable;
   password_resets: MailedTokensTable;
   invitations: MailedTokensTable;
   change_log: ChangeLogTable;
+  leases: LeasesTable;
   avatars: AvatarsTable;
   rate_limits: RateLimitsTable;
   record_counts: RecordCountsTable;

@@ -2,7 +2,7 @@
 // request bodies (OpenAPI; the operations validate with the field kinds).
 import { FILTER_OPS } from '../schema/kinds.ts';
 import type { JsonSchema } from '../schema/kinds.ts';
-import type { Field, Resource } from '../schema/resource.ts';
+import { annotationsOf, type Field, type Resource } from '../schema/resource.ts';
 import { PER_PAGE } from './list-query.ts';
 
 const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -139,7 +139,10 @@ export function activitySchema(resource: Resource): JsonSchema {
     properties: {
       id: { type: 'integer', format: 'int64' },
       at: { type: 'string', format: 'date-time' },
-      action: { type: 'string', description: 'created, updated, deleted; on users also their security events' },
+      action: {
+        type: 'string',
+        description: 'created, updated, deleted, restored, note; on users also their security events',
+      },
       actor: {
         type: ['object', 'null'],
         properties: { id: { type: 'integer', format: 'int64' }, name: { type: 'string' } },
@@ -148,6 +151,17 @@ export function activitySchema(resource: Resource): JsonSchema {
       via: { type: 'string', enum: ['web', 'api', 'import', 'intake', 'rule', 'cli', 'system'] },
       changes: { type: 'object', properties: changes, additionalProperties: false },
       hidden_changed: { type: 'array', items: { type: 'string' } },
+      // A record that others annotate shows them: `note: {id, body}` on an entry whose action is `note`.
+      ...Object.fromEntries(
+        annotationsOf(resource).map(({ resource: other }) => [
+          other.singular,
+          {
+            type: 'object',
+            description: `on a ${other.decl.timelineAction} entry: the ${other.singular} as it is now`,
+            properties: { id: { type: 'integer', format: 'int64' }, [other.title.name]: { type: 'string' } },
+          },
+        ]),
+      ),
     },
     required: ['id', 'at', 'action', 'actor', 'via'],
   };

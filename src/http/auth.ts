@@ -9,7 +9,7 @@ import fp from 'fastify-plugin';
 import type { Accounts } from '../accounts/context.ts';
 import { rememberCookieFor, userFromRememberCookie } from '../accounts/remember.ts';
 import { createSession, deleteSession, findSession, type Session } from '../accounts/sessions.ts';
-import { findUserById, type UserRow } from '../accounts/store.ts';
+import { findUserById, fromDbBool, type UserRow } from '../accounts/store.ts';
 import { findTokenUser } from '../accounts/tokens.ts';
 import { AppError } from '../errors.ts';
 import type { Actor } from '../records/operations.ts';
@@ -95,7 +95,9 @@ async function identify(a: Accounts, request: FastifyRequest, reply: FastifyRepl
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    const user = match ? (await findTokenUser(a, match[1]!))?.user : null;
+    const found = match ? (await findTokenUser(a, match[1]!))?.user : null;
+    // Deactivating ends the tokens; an inactive account never acts, whatever it still holds.
+    const user = found && fromDbBool(found.active) ? found : null;
     // A token that was sent but does not work is an error, never a silent fall back to the cookie.
     if (!user) throw new AppError(401, 'unauthenticated', 'The access token is invalid or has been revoked.');
     Object.assign(request, { user, actor: { id: user.id, role: user.role }, via: 'token' });
@@ -108,6 +110,7 @@ async function identify(a: Accounts, request: FastifyRequest, reply: FastifyRepl
     return;
   }
   let user = session && (await findUserById(a.database.db, session.userId));
+  if (user && !fromDbBool(user.active)) return;
   if (!user) {
     const remembered = request.cookies[rememberCookie(request)];
     user = remembered ? await userFromRememberCookie(a, remembered) : null;

@@ -125,7 +125,7 @@ export async function importUpload(
 ): Promise<ImportReport> {
   try {
     // Who may import is settled before a byte of the file is read.
-    authorize(ctx, resource);
+    authorize(ctx, resource, 'import');
     return await importCsv(ctx, resource, await uploadedCsv(request, beforeRead));
   } catch (error) {
     // The rest of an upload refused part-way is read and thrown away after the answer (src/http/drain.ts).

@@ -3,16 +3,20 @@
 // transaction, so a change never commits without its entry nor an entry
 // without its change. A changed field is kept as [before, after] in JSON; a
 // hidden field (a password) only by name.
-import type { Executor } from '../db/tables.ts';
+import { sql } from 'kysely';
+import type { EntryValues } from './entries.ts';
+import { asRecordTables, type Executor } from '../db/tables.ts';
 import { AppError } from '../errors.ts';
-import { kinds } from '../schema/kinds.ts';
-import type { Field, Resource } from '../schema/resource.ts';
+import { kinds, MAX_ID } from '../schema/kinds.ts';
+import { annotationsOf, type Field, type Resource } from '../schema/resource.ts';
 import type { Context, Via } from './context.ts';
 import type { Row } from './repository.ts';
 
-/** What an entry says happened to a record. */
-export const RECORD_ACTIONS = ['created', 'updated', 'deleted'] as const;
+/** What an entry says happened to a record (`restored`: back from the trash, or a change undone). */
+export const RECORD_ACTIONS = ['created', 'updated', 'deleted', 'restored'] as const;
 export type Action = (typeof RECORD_ACTIONS)[number];
+/** What a timeline shows besides its record's own entries: a note added to it. */
+export type TimelineAction = Action | 'note';
 
 export interface Entry {
   id: bigint;
@@ -25,6 +29,8 @@ export interface Entry {
   record_id?: bigint | null;
   changes?: Record<string, [unknown, unknown]>;
   hidden_changed?: string[];
+  /** A timeline's note entry: the note as it is now. */
+  note?: { id: bigint; body: string };
 }
 
 // Values are stored as JSON; 64-bit integers as their digits (the field's kind reads them back).
@@ -37,15 +43,15 @@ const fromJson = (field: Field | undefined, value: unknown): unknown => {
 };
 
 /**
- * The fields an update changed (`after` holds only what it writes), or all of a deleted record's (`after` null):
- * visible ones as [before, after], hidden ones by name.
+ * The fields an update changed (`after` holds only what it writes), or all of a deleted record's (`after` null, its
+ * timestamps too, for the trash to put back): visible ones as [before, after], hidden ones by name.
  */
 function diff(resource: Resource, before: Row, after: Row | null) {
   const changes: Record<string, [unknown, unknown]> = {};
   const hidden: string[] = [];
   for (const name of after ? Object.keys(after) : resource.fields.map((f) => f.name)) {
     const field = resource.field(name);
-    if (!field || field.primary || field.timestamp) continue;
+    if (!field || field.primary || (after && field.timestamp)) continue;
     if (field.hidden) {
       if (after) hidden.push(name);
       continue;
@@ -61,9 +67,33 @@ const via = (ctx: Context): Via => ctx.via ?? 'api';
 const actorId = (ctx: Context) => (ctx.actor && ctx.actor.id > 0n ? ctx.actor.id : null);
 
 /**
- * Appends the entry of one write: a created record (`before` null; no values, they are the record's), the fields an
- * update changed (`after`: what it wrote), or a deleted record's last values (`after` null).
+ * The entry of one write: a created record (`before` null; no values, they are the record's), the fields an update
+ * or a restore changed (`after`: what it wrote), or a deleted record's last values (`after` null). `cause`: the entry
+ * this one follows from.
  */
+export function entryOf(
+  ctx: Context,
+  resource: Resource,
+  action: Action,
+  before: Row | null,
+  after: Row | null,
+  cause: bigint | null = null,
+): EntryValues | null {
+  if (ctx.database.logChanges === false) return null;
+  const { changes, hidden } = before ? diff(resource, before, after) : { changes: {}, hidden: [] };
+  return {
+    at: new Date().toISOString(),
+    actor_id: actorId(ctx),
+    via: via(ctx),
+    action,
+    resource: resource.name,
+    changes: Object.keys(changes).length ? toJson(changes) : null,
+    hidden_changed: hidden.length ? toJson(hidden) : null,
+    cause_id: cause,
+  };
+}
+
+/** Appends the entry of one write (see entryOf) and answers its id. */
 export async function logChange(
   trx: Executor,
   ctx: Context,
@@ -72,21 +102,16 @@ export async function logChange(
   id: bigint,
   before: Row | null,
   after: Row | null,
-): Promise<void> {
-  const { changes, hidden } = before ? diff(resource, before, after) : { changes: {}, hidden: [] };
-  await trx
+  cause: bigint | null = null,
+): Promise<bigint> {
+  const entry = entryOf(ctx, resource, action, before, after, cause);
+  if (!entry) return 0n;
+  const row = await trx
     .insertInto('change_log')
-    .values({
-      at: new Date().toISOString(),
-      actor_id: actorId(ctx),
-      via: via(ctx),
-      action,
-      resource: resource.name,
-      record_id: id,
-      changes: Object.keys(changes).length ? toJson(changes) : null,
-      hidden_changed: hidden.length ? toJson(hidden) : null,
-    })
-    .execute();
+    .values({ ...entry, record_id: id })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return BigInt(row.id);
 }
 
 /** Most rows one INSERT of entries carries (nine parameters each, under SQLite's limit). */
@@ -99,6 +124,7 @@ export async function logCreated(
   resource: Resource,
   ids: readonly bigint[],
 ): Promise<void> {
+  if (ctx.database.logChanges === false) return;
   const at = new Date().toISOString();
   for (let start = 0; start < ids.length; start += ENTRIES_PER_STATEMENT) {
     const rows = ids.slice(start, start + ENTRIES_PER_STATEMENT).map((id) => ({
@@ -111,6 +137,63 @@ export async function logCreated(
     }));
     await trx.insertInto('change_log').values(rows).execute();
   }
+}
+
+/**
+ * The entries of a reference moved on many records at once, in the caller's transaction: cleared because the record
+ * it named was deleted (`cause`), or moved to another (work reassigned).
+ */
+export async function logMoved(
+  trx: Executor,
+  ctx: Context,
+  resource: Resource,
+  field: Field,
+  [from, to]: [bigint, bigint | null],
+  ids: readonly bigint[],
+  cause: bigint | null,
+): Promise<void> {
+  const at = new Date().toISOString();
+  const changes = toJson({ [field.name]: [from, to] });
+  for (let start = 0; start < ids.length; start += ENTRIES_PER_STATEMENT) {
+    const rows = ids.slice(start, start + ENTRIES_PER_STATEMENT).map((id) => ({
+      at,
+      actor_id: actorId(ctx),
+      via: via(ctx),
+      action: 'updated',
+      resource: resource.name,
+      record_id: id,
+      changes,
+      cause_id: cause,
+    }));
+    await trx.insertInto('change_log').values(rows).execute();
+  }
+}
+
+/**
+ * The values a record's fields had before one of its changes (an update or a restore), read back through their
+ * kinds; undefined when `changeId` is no such change of this record.
+ */
+export async function changeBefore(
+  ctx: Context,
+  resource: Resource,
+  id: bigint,
+  changeId: bigint,
+): Promise<Row | undefined> {
+  const entry = await ctx.database.db
+    .selectFrom('change_log')
+    .select(['changes'])
+    .where('id', '=', changeId)
+    .where('resource', '=', resource.name)
+    .where('record_id', '=', id)
+    .where('action', 'in', ['updated', 'restored'])
+    .executeTakeFirst();
+  if (!entry) return undefined;
+  const changes = entry.changes ? (JSON.parse(entry.changes) as Record<string, [unknown, unknown]>) : {};
+  return Object.fromEntries(
+    Object.entries(changes)
+      .filter(([name]) => resource.writable.some((f) => f.name === name))
+      .map(([name, [before]]) => [name, fromJson(resource.field(name), before)]),
+  );
 }
 
 const PER_PAGE = 25;
@@ -134,8 +217,6 @@ interface Narrowing {
 const invalid = (errors: Record<string, string[]>) =>
   new AppError(422, 'validation_failed', 'The request has invalid fields.', errors);
 
-const MAX_ID = 2n ** 63n - 1n;
-
 /** An id from a query (a cursor, a user), or undefined when absent; out of any id's range is a 422 naming `name`. */
 function readId(raw: unknown, name: string, message: string): bigint | undefined {
   if (raw === undefined || raw === '') return undefined;
@@ -143,12 +224,14 @@ function readId(raw: unknown, name: string, message: string): bigint | undefined
   return BigInt(raw);
 }
 
-const readCursor = (cursor: string | undefined) =>
+/** A page's cursor (an entry id), or undefined for the first page; another text is a 422 naming it. */
+export const readCursor = (cursor: string | undefined) =>
   readId(cursor, 'cursor', 'must be the next_cursor of an earlier page');
 
 /**
  * A page of entries, newest first, after the entry `cursor`. `typed` reads a changed field's values back through its
- * kind (a timeline knows its resource); otherwise they are as stored (64-bit integers as digits).
+ * kind (a timeline knows its resource); otherwise they are as stored (64-bit integers as digits). A timeline also
+ * shows the creation of the records that annotate its record (a note on a contact), with their text as it is now.
  */
 async function readLog(
   ctx: Context,
@@ -159,6 +242,7 @@ async function readLog(
 ): Promise<Timeline> {
   const after = readCursor(cursor);
   const { resource, recordId, actorId, action, from, to } = narrowing;
+  const annotations = typed && recordId !== undefined ? annotationsOf(typed) : [];
   const rows = await ctx.database.db
     .selectFrom('change_log')
     .leftJoin('users', 'users.id', 'change_log.actor_id')
@@ -174,8 +258,24 @@ async function readLog(
       'change_log.hidden_changed',
       'users.name as actor_name',
     ])
-    .$if(resource !== undefined, (q) => q.where('change_log.resource', '=', resource!))
-    .$if(recordId !== undefined, (q) => q.where('change_log.record_id', '=', recordId!))
+    .$if(annotations.length === 0 && resource !== undefined, (q) => q.where('change_log.resource', '=', resource!))
+    .$if(annotations.length === 0 && recordId !== undefined, (q) => q.where('change_log.record_id', '=', recordId!))
+    .$if(annotations.length > 0, (q) =>
+      q.where((eb) =>
+        eb.or([
+          eb.and([eb('change_log.resource', '=', resource!), eb('change_log.record_id', '=', recordId!)]),
+          ...annotations.map(({ resource: other, field }) =>
+            eb.and([
+              eb('change_log.resource', '=', other.name),
+              eb('change_log.action', '=', 'created'),
+              sql<boolean>`change_log.record_id in (select ${sql.ref(other.primaryKey.name)} from ${sql.table(
+                other.table,
+              )} where ${sql.ref(field.name)} = ${recordId!})`,
+            ]),
+          ),
+        ]),
+      ),
+    )
     .$if(actorId !== undefined, (q) => q.where('change_log.actor_id', '=', actorId!))
     .$if(action !== undefined, (q) => q.where('change_log.action', '=', action!))
     .$if(from !== undefined, (q) => q.where('change_log.at', '>=', from!))
@@ -184,7 +284,20 @@ async function readLog(
     .orderBy('change_log.id', 'desc')
     .limit(perPage + 1)
     .execute();
-  const data = rows.slice(0, perPage).map((row): Entry => {
+  const texts = await annotationTexts(ctx, annotations, rows);
+  const data = rows.slice(0, perPage).flatMap((row): Entry[] => {
+    const annotation = annotations.find((a) => a.resource.name === row.resource && row.resource !== resource);
+    if (annotation) {
+      const text = texts.get(`${row.resource}:${String(row.record_id)}`);
+      if (text === undefined) return [];
+      return [
+        {
+          ...entryHead(row),
+          action: annotation.resource.decl.timelineAction!,
+          [annotation.resource.singular]: { id: BigInt(row.record_id!), [annotation.resource.title.name]: text },
+        },
+      ];
+    }
     const stored = row.changes ? (JSON.parse(row.changes) as Record<string, [unknown, unknown]>) : undefined;
     const changes =
       stored && typed
@@ -195,19 +308,58 @@ async function readLog(
             }),
           )
         : stored;
-    return {
-      id: BigInt(row.id),
-      at: kinds.dateTime.fromDb(row.at) as string,
-      action: row.action,
-      actor: row.actor_id === null ? null : { id: BigInt(row.actor_id), name: row.actor_name ?? `#${row.actor_id}` },
-      via: row.via,
-      ...(typed ? {} : { resource: row.resource, record_id: row.record_id === null ? null : BigInt(row.record_id) }),
-      ...(changes ? { changes } : {}),
-      ...(row.hidden_changed ? { hidden_changed: JSON.parse(row.hidden_changed) as string[] } : {}),
-    };
+    return [
+      {
+        ...entryHead(row),
+        ...(typed ? {} : { resource: row.resource, record_id: row.record_id === null ? null : BigInt(row.record_id) }),
+        ...(changes ? { changes } : {}),
+        ...(row.hidden_changed ? { hidden_changed: JSON.parse(row.hidden_changed) as string[] } : {}),
+      },
+    ];
   });
-  const last = data.at(-1);
-  return { data, meta: { next_cursor: rows.length > perPage && last ? String(last.id) : null } };
+  const last = rows.length > perPage ? rows[perPage - 1] : undefined;
+  return { data, meta: { next_cursor: last ? String(last.id) : null } };
+}
+
+interface LogRow {
+  id: bigint | number | string;
+  at: unknown;
+  action: string;
+  via: string;
+  actor_id: bigint | number | string | null;
+  actor_name: string | null;
+  resource: string | null;
+  record_id: bigint | number | string | null;
+}
+
+const entryHead = (row: LogRow) => ({
+  id: BigInt(row.id),
+  at: kinds.dateTime.fromDb(row.at) as string,
+  action: row.action,
+  actor: row.actor_id === null ? null : { id: BigInt(row.actor_id), name: row.actor_name ?? `#${row.actor_id}` },
+  via: row.via,
+});
+
+/** The current text of each annotation the rows name (none for one deleted since), by `resource:id`. */
+async function annotationTexts(
+  ctx: Context,
+  annotations: ReturnType<typeof annotationsOf>,
+  rows: readonly LogRow[],
+): Promise<Map<string, string>> {
+  const texts = new Map<string, string>();
+  for (const { resource } of annotations) {
+    const ids = rows.filter((r) => r.resource === resource.name).map((r) => BigInt(r.record_id!));
+    if (ids.length === 0) continue;
+    const pk = resource.primaryKey.name;
+    const title = resource.title.name;
+    const found = await asRecordTables(ctx.database.db)
+      .selectFrom(resource.table)
+      .select([pk, title])
+      .where(pk, 'in', ids)
+      .execute();
+    for (const row of found) texts.set(`${resource.name}:${String(row[pk])}`, String(row[title]));
+  }
+  return texts;
 }
 
 /** A record's entries, newest first, `PER_PAGE` at a time after the entry `cursor` (an entry id). */
@@ -269,11 +421,15 @@ export const SECURITY_EVENTS = [
   'token_created',
   'token_revoked',
   'role_changed',
+  'user_deactivated',
 ] as const;
 export type SecurityEvent = (typeof SECURITY_EVENTS)[number];
 
 /** Every action an entry may name, for filters. */
 export const ACTIONS: readonly string[] = [...RECORD_ACTIONS, ...SECURITY_EVENTS];
+
+/** A stored value read back through its field's kind (64-bit integers were kept as digits). */
+export const storedValue = fromJson;
 
 /** Appends a security event about a user's account (`user`), done by `actor` (null: nobody signed in). */
 export async function logEvent(

@@ -131,7 +131,7 @@ export async function exportCsv(
   query: Record<string, unknown>,
   options: ExportOptions = {},
 ): Promise<Readable> {
-  authorize(ctx, resource);
+  authorize(ctx, resource, 'export');
   const fields = exportFields(resource);
   const listQuery = Object.fromEntries(Object.entries(query).filter(([key]) => !NOT_FOR_EXPORT.has(key)));
   const plan = parseListQuery(resource, { ...listQuery, cursor: '' });
@@ -318,7 +318,7 @@ export async function importCsv(
   input: Readable,
   options: ImportOptions = {},
 ): Promise<ImportReport> {
-  authorize(ctx, resource);
+  authorize(ctx, resource, 'import');
   // An import's changes say so, whichever door brought the file; the command line is a door of its own.
   ctx = { ...ctx, via: ctx.via === 'cli' ? 'cli' : 'import' };
   const batchSize = options.batchSize ?? IMPORT_BATCH;

@@ -3,14 +3,17 @@
 import type { Executor } from '../db/tables.ts';
 import { AppError, type FieldErrors, notFound } from '../errors.ts';
 import { encodeCursor, parseListQuery } from '../derive/list-query.ts';
-import type { Resource } from '../schema/resource.ts';
+import type { Field, Resource } from '../schema/resource.ts';
+import { MAX_ID } from '../schema/kinds.ts';
+import { type Ability, allows } from '../schema/roles.ts';
 import type { Actor, Context } from './context.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
-import { logChange, logCreated, timeline } from './change-log.ts';
+import { changeBefore, entryOf, logChange, logCreated, logMoved, timeline } from './change-log.ts';
 import { rulesOf } from './rules.ts';
 import { readInput } from './input.ts';
 import {
   countReferences,
+  moveReferences,
   countRows,
   deleteRow,
   recordExists,
@@ -18,32 +21,65 @@ import {
   insertRows,
   type Row,
   selectById,
+  selectReferencing,
   selectRows,
   updateRow,
 } from './repository.ts';
 
 export type { Actor, Context } from './context.ts';
 
-/** Every record operation starts here: strangers get 401, agents 403 on admin-only resources. */
-export function authorize(ctx: Context, resource: Resource): Actor {
-  if (!ctx.actor)
-    throw new AppError(
-      401,
-      'unauthenticated',
-      'Sign in, or send a personal access token as Authorization: Bearer <token>.',
-    );
-  if (resource.access === 'admin' && ctx.actor.role !== 'admin')
-    throw new AppError(403, 'forbidden', `Only admins may manage ${resource.name}.`);
+const unauthenticated = () =>
+  new AppError(401, 'unauthenticated', 'Sign in, or send a personal access token as Authorization: Bearer <token>.');
+
+const WORDS: Record<Ability, string> = {
+  read: 'read',
+  create: 'add',
+  update: 'change',
+  delete: 'delete',
+  import: 'import',
+  export: 'export',
+};
+
+/** Whether the record is the actor's own: one of its user references (creator, assignee) names them. */
+const ownedBy = (resource: Resource, record: Row, actor: Actor) =>
+  resource.owners.some(
+    (f) => record[f.name] !== null && record[f.name] !== undefined && BigInt(record[f.name] as number) === actor.id,
+  );
+
+/**
+ * Whether the actor may do `ability` with the resource; for update and delete, with this record (`true`: with a
+ * record of their own, the least they could be allowed).
+ */
+export function may(actor: Actor | undefined, resource: Resource, ability: Ability, record?: Row | true): boolean {
+  if (!actor) return false;
+  const owned = record === true || (record !== undefined && ownedBy(resource, record, actor));
+  return allows(actor.role, resource.access, ability, owned);
+}
+
+/**
+ * Every record operation starts here: strangers get 401, and anyone whose role does not allow the work (CONTRACT.md,
+ * "Roles") 403. Update and delete pass the record, which may be the actor's own.
+ */
+export function authorize(ctx: Context, resource: Resource, ability: Ability = 'read', record?: Row | true): Actor {
+  if (!ctx.actor) throw unauthenticated();
+  if (!may(ctx.actor, resource, ability, record)) {
+    const whose =
+      record && record !== true && resource.owners.length
+        ? ` ${resource.name} that are not yours`
+        : ` ${resource.name}`;
+    throw new AppError(403, 'forbidden', `Your role (${ctx.actor.role}) may not ${WORDS[ability]}${whose}.`);
+  }
   return ctx.actor;
 }
 
 /**
- * Who may see the titles of a resource's records, to pick one in a reference: whoever may use the resource, or a
- * resource that references it (an agent assigns inquiries to users without managing users).
+ * Who may see the titles of a resource's records, to pick one in a reference: whoever may read the resource, or
+ * read one that references it (an agent assigns inquiries to users without managing users).
  */
 export function authorizePick(ctx: Context, resource: Resource): Actor {
-  const pickedByAgents = resource.referencedBy.some((r) => r.resource.access === 'agent');
-  return authorize(ctx, pickedByAgents ? { ...resource, access: 'agent' } : resource);
+  if (!ctx.actor) throw unauthenticated();
+  if (resource.referencedBy.some((r) => may(ctx.actor, r.resource, 'read'))) return ctx.actor;
+  return authorize(ctx, resource);
 }
 
 const UNIQUE_VIOLATION = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE']);
@@ -52,13 +88,18 @@ const codeOf = (error: unknown) => (error as { code?: string } | null)?.code ?? 
 const isUniqueViolation = (error: unknown) => UNIQUE_VIOLATION.has(codeOf(error));
 const isForeignKeyViolation = (error: unknown) => FOREIGN_KEY_VIOLATION.has(codeOf(error));
 
-/** Each reference in `values` that names no record, as field errors (none: null). */
+/** Each reference in `values` that names no record (or work assigned to a deactivated user), as field errors. */
 async function missingReferences(trx: Executor, resource: Resource, values: Row): Promise<FieldErrors | null> {
   const errors: FieldErrors = {};
   for (const field of resource.fields) {
     const value = values[field.name];
     if (!field.target || value === null || value === undefined) continue;
-    if (!(await recordExists(trx, field.target, BigInt(value as number | bigint))))
+    const id = BigInt(value as number | bigint);
+    // Work goes to someone who can still sign in: an assignee must not be a deactivated account.
+    const found = field.assignee && field.target.field('active') ? await selectById(trx, field.target, id) : undefined;
+    if (found?.active === false)
+      errors[field.name] = [`names a deactivated ${field.target.singular}: assign someone who can sign in`];
+    else if (!found && !(await recordExists(trx, field.target, id)))
       errors[field.name] = [
         `names no ${field.target.singular}: there is no ${field.target.singular} #${String(value)}`,
       ];
@@ -111,6 +152,21 @@ async function uniqueAsFieldError<T>(
       [field.name]: ['is already taken'],
     });
   }
+}
+
+/** Fields the server sets (the creator): only an admin may set them to someone else. */
+function checkServerSet(actor: Actor, resource: Resource, values: Row, before: Row | null): void {
+  if (actor.role === 'admin') return;
+  const changed = resource.fields.filter(
+    (f) => f.defaultActor && f.name in values && String(values[f.name]) !== String(before ? before[f.name] : actor.id),
+  );
+  if (changed.length === 0) return;
+  throw new AppError(
+    403,
+    'forbidden',
+    'Only an admin may change who created a record.',
+    Object.fromEntries(changed.map((f) => [f.name, ['is set by the server; only an admin may change it']])),
+  );
 }
 
 /** Turns checked input into stored values: hashes a password, for instance. */
@@ -180,7 +236,6 @@ export interface RecordResult {
 }
 
 const ID = /^[1-9]\d{0,18}$/;
-const MAX_ID = 2n ** 63n - 1n;
 
 /** A path id that is not a positive 64-bit integer names no record. */
 export function parseId(raw: string): bigint {
@@ -236,11 +291,18 @@ export async function recordActivity(ctx: Context, resource: Resource, rawId: st
   return timeline(ctx, resource, BigInt(record[resource.primaryKey.name] as bigint), cursor);
 }
 
-export async function getRecord(ctx: Context, resource: Resource, rawId: string): Promise<RecordResult> {
+/** Reads a record; `ability`: what the reader means to do with it (a page offering to edit it checks 'update'). */
+export async function getRecord(
+  ctx: Context,
+  resource: Resource,
+  rawId: string,
+  ability: Ability = 'read',
+): Promise<RecordResult> {
   authorize(ctx, resource);
   const { db } = ctx.database;
   const record = await selectById(db, resource, parseId(rawId));
   if (!record) throw notFound();
+  if (ability !== 'read') authorize(ctx, resource, ability, record);
   return { record, etag: etagOf(record) };
 }
 
@@ -280,15 +342,16 @@ export async function prepareCreate(
   body: unknown,
   now = new Date().toISOString(),
 ): Promise<Row> {
-  const actor = authorize(ctx, resource);
+  const actor = authorize(ctx, resource, 'create');
   const input = readInput(resource, body, 'create');
+  checkServerSet(actor, resource, input, null);
   checkNeedsOneOf(resource, input);
   return prepare(resource, stamp(resource, input, null, now, actor));
 }
 
-/** Writes one row from prepareCreate inside the caller's transaction; answers its id. */
-export function insertPrepared(trx: Executor, resource: Resource, values: Row): Promise<bigint> {
-  return insertRow(trx, resource, values);
+/** Writes one row from prepareCreate, with its entry, inside the caller's transaction; answers its id. */
+export function insertPrepared(trx: Executor, ctx: Context, resource: Resource, values: Row): Promise<bigint> {
+  return insertRow(trx, resource, values, entryOf(ctx, resource, 'created', null, null));
 }
 
 export async function createRecord(ctx: Context, resource: Resource, body: unknown): Promise<RecordResult> {
@@ -298,8 +361,8 @@ export async function createRecord(ctx: Context, resource: Resource, body: unkno
   const { record, after } = await uniqueAsFieldError(ctx, resource, values, () =>
     db.transaction().execute(async (trx) => {
       await checkReferences(trx, resource, values);
-      const id = await insertPrepared(trx, resource, values);
-      await logChange(trx, ctx, resource, 'created', id, null, null);
+      await hooks.beforeCreate?.(trx, ctx, values);
+      const id = await insertPrepared(trx, ctx, resource, values);
       const record = (await selectById(trx, resource, id))!;
       return { record, after: await hooks.afterCreate?.(trx, ctx, record, body as Row) };
     }),
@@ -322,7 +385,7 @@ export async function insertPreparedBatch(
   resource: Resource,
   rows: readonly Row[],
 ): Promise<(AppError | null)[]> {
-  authorize(ctx, resource);
+  authorize(ctx, resource, 'create');
   const { db } = ctx.database;
   try {
     await db
@@ -337,8 +400,7 @@ export async function insertPreparedBatch(
     try {
       await uniqueAsFieldError(ctx, resource, values, () =>
         db.transaction().execute(async (trx) => {
-          const id = await insertPrepared(trx, resource, values);
-          await logChange(trx, ctx, resource, 'created', id, null, null);
+          await insertPrepared(trx, ctx, resource, values);
         }),
       );
       outcomes.push(null);
@@ -357,9 +419,25 @@ export async function updateRecord(
   body: unknown,
   ifMatch?: string,
 ): Promise<RecordResult> {
-  const actor = authorize(ctx, resource);
+  authorize(ctx, resource, 'update', true);
   const id = parseId(rawId);
-  const input = await readUpdate(ctx, resource, id, body);
+  return writeUpdate(ctx, resource, id, await readUpdate(ctx, resource, id, body), ifMatch);
+}
+
+/**
+ * Writes checked input over a record, with its entry: an update, or a restore of the values before the change
+ * `cause`.
+ */
+async function writeUpdate(
+  ctx: Context,
+  resource: Resource,
+  id: bigint,
+  input: Row,
+  ifMatch: string | undefined,
+  action: 'updated' | 'restored' = 'updated',
+  cause: bigint | null = null,
+): Promise<RecordResult> {
+  const actor = authorize(ctx, resource, 'update', true);
   const stored = await prepare(resource, input);
   const hooks = rulesOf(resource);
   const { db } = ctx.database;
@@ -367,19 +445,20 @@ export async function updateRecord(
     db.transaction().execute(async (trx) => {
       const before = await selectById(trx, resource, id, true);
       if (!before) throw notFound();
+      authorize(ctx, resource, 'update', before);
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
       // A hidden field (a password) is never read back, so sending one always counts as a change.
       const changes = Object.fromEntries(
         Object.entries(stored).filter(([k]) => resource.field(k)!.hidden || input[k] !== before[k]),
       );
       if (Object.keys(changes).length === 0) return before;
+      checkServerSet(actor, resource, changes, before);
       // Only a change to one of them can leave a record with none (a stored record may already hold none).
       if (resource.needsOneOf.some((f) => f.name in changes)) checkNeedsOneOf(resource, { ...before, ...changes });
       await checkReferences(trx, resource, changes);
       await hooks.beforeUpdate?.(trx, ctx, before, changes);
       const written = stamp(resource, changes, before, new Date().toISOString(), actor);
-      await updateRow(trx, resource, id, written);
-      await logChange(trx, ctx, resource, 'updated', id, before, written);
+      await updateRow(trx, resource, id, written, entryOf(ctx, resource, action, before, written, cause));
       await hooks.afterUpdate?.(trx, ctx, before, changes);
       return (await selectById(trx, resource, id))!;
     }),
@@ -387,8 +466,57 @@ export async function updateRecord(
   return { record, etag: etagOf(record) };
 }
 
-export async function deleteRecord(ctx: Context, resource: Resource, rawId: string, ifMatch?: string): Promise<void> {
-  authorize(ctx, resource);
+/**
+ * Puts back the values a record's fields had before one of its changes (`{change_id}`): undo, itself an entry of the
+ * timeline. A hidden field's value is never kept, so it cannot be put back.
+ */
+export async function restoreChange(
+  ctx: Context,
+  resource: Resource,
+  rawId: string,
+  body: unknown,
+  ifMatch?: string,
+): Promise<RecordResult> {
+  // Whether the record may be changed by this actor is settled before the change is looked at.
+  await getRecord(ctx, resource, rawId, 'update');
+  const id = parseId(rawId);
+  const raw = typeof body === 'object' && body !== null ? (body as Row).change_id : undefined;
+  const invalidChange = (message: string) =>
+    new AppError(422, 'validation_failed', 'The request has invalid fields.', { change_id: [message] });
+  if (raw === undefined || raw === null || raw === '') throw invalidChange('is required: the id of a change to undo');
+  const changeId = /^\d{1,19}$/.test(String(raw)) && BigInt(String(raw)) <= MAX_ID ? BigInt(String(raw)) : null;
+  const before = changeId === null ? undefined : await changeBefore(ctx, resource, id, changeId);
+  if (!before) throw invalidChange(`names no change of this ${resource.singular} (see its activity)`);
+  if (Object.keys(before).length === 0) throw invalidChange('changed no field that can be put back');
+  return writeUpdate(ctx, resource, id, readInput(resource, before, 'update'), ifMatch, 'restored', changeId);
+}
+
+/**
+ * Makes the records whose reference `field` names one record name another (null: none), each with its entry;
+ * `cause`: the entry this follows from. Answers how many moved.
+ */
+export async function moveRecords(
+  trx: Executor,
+  ctx: Context,
+  resource: Resource,
+  field: Field,
+  move: [bigint, bigint | null],
+  cause: bigint | null,
+): Promise<number> {
+  const ids = await moveReferences(trx, resource, field, ...move);
+  await logMoved(trx, ctx, resource, field, move, ids, cause);
+  return ids.length;
+}
+
+/** Deletes a record; `params` are the request's options for the resource's rules (a user's `reassign_to`). */
+export async function deleteRecord(
+  ctx: Context,
+  resource: Resource,
+  rawId: string,
+  ifMatch?: string,
+  params: Row = {},
+): Promise<void> {
+  authorize(ctx, resource, 'delete', true);
   const id = parseId(rawId);
   const { db } = ctx.database;
   await db
@@ -396,11 +524,10 @@ export async function deleteRecord(ctx: Context, resource: Resource, rawId: stri
     .execute(async (trx) => {
       const before = await selectById(trx, resource, id, true);
       if (!before) throw notFound();
+      authorize(ctx, resource, 'delete', before);
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
-      await rulesOf(resource).beforeDelete?.(trx, ctx, before);
-      await checkNotReferenced(trx, resource, id);
-      await deleteRow(trx, resource, id);
-      await logChange(trx, ctx, resource, 'deleted', id, before, null);
+      await rulesOf(resource).beforeDelete?.(trx, ctx, before, params);
+      await removeRecord(trx, ctx, resource, before, null);
     })
     .catch((error: unknown) => {
       if (!isForeignKeyViolation(error)) throw error;
@@ -410,4 +537,22 @@ export async function deleteRecord(ctx: Context, resource: Resource, rawId: stri
         `Other records still reference this ${resource.singular}; delete or move them first.`,
       );
     });
+}
+
+/**
+ * Deletes a record and what its deletion takes along, as its references declare: records that cascade go too, a
+ * reference that is set null is cleared; one entry each, caused by the record's own (`cause`: the deletion this one
+ * follows from), so that the trash can put all of it back. Answers the record's entry.
+ */
+async function removeRecord(trx: Executor, ctx: Context, resource: Resource, record: Row, cause: bigint | null) {
+  const id = BigInt(record[resource.primaryKey.name] as bigint);
+  await checkNotReferenced(trx, resource, id);
+  const entry = await logChange(trx, ctx, resource, 'deleted', id, record, null, cause);
+  for (const { resource: other, field } of resource.referencedBy) {
+    if (field.onDelete === 'cascade') {
+      for (const row of await selectReferencing(trx, other, field, id)) await removeRecord(trx, ctx, other, row, entry);
+    } else if (field.onDelete === 'set null') await moveRecords(trx, ctx, other, field, [id, null], entry);
+  }
+  await deleteRow(trx, resource, id);
+  return entry;
 }

@@ -2,7 +2,8 @@
 // caller owns the transaction. Rows are turned into API objects here, in one
 // place, where hidden fields are never selected.
 import { type ExpressionBuilder, type SqlBool, type Expression, expressionBuilder, sql } from 'kysely';
-import { containsText, countWordMatches, matchesWords, orderTerm } from '../db/dialect.ts';
+import { containsText, countWordMatches, matchesWords, orderTerm, writesWithEntryAtOnce } from '../db/dialect.ts';
+import { type EntryValues, insertEntry } from './entries.ts';
 import { type AnyRecordTables, asRecordTables, type Executor } from '../db/tables.ts';
 import type { Filter, ListPlan, SortKey } from '../derive/list-query.ts';
 import type { Field, Resource } from '../schema/resource.ts';
@@ -205,14 +206,25 @@ export async function selectById(db: Executor, resource: Resource, id: bigint, l
   return row && rowToRecord(resource, row);
 }
 
-export async function insertRow(db: Executor, resource: Resource, values: Row): Promise<bigint> {
+/** Inserts a row, and its change-log entry when given (in one statement where the database can); answers its id. */
+export async function insertRow(db: Executor, resource: Resource, values: Row, entry?: EntryValues | null) {
   const pk = resource.primaryKey.name;
-  const row = await asRecordTables(db)
-    .insertInto(resource.table)
-    .values(toDbValues(resource, values))
-    .returning(pk)
-    .executeTakeFirstOrThrow();
-  return BigInt(row[pk] as string | bigint);
+  const records = asRecordTables(db);
+  const insert = records.insertInto(resource.table).values(toDbValues(resource, values)).returning(pk);
+  if (entry && writesWithEntryAtOnce(db)) {
+    const row = await records
+      .with('written', () => insert)
+      .with('logged', (q) =>
+        q.insertInto('change_log').values({ ...entry, record_id: sql`(select ${sql.ref(pk)} from written)` }),
+      )
+      .selectFrom('written')
+      .select(pk)
+      .executeTakeFirstOrThrow();
+    return BigInt(row[pk] as string | bigint);
+  }
+  const id = BigInt((await insert.executeTakeFirstOrThrow())[pk] as string | bigint);
+  if (entry) await insertEntry(db, { ...entry, record_id: id });
+  return id;
 }
 
 /** Most parameters one statement may carry (SQLite's limit is 32,766; PostgreSQL's 65,535). */
@@ -235,13 +247,29 @@ export async function insertRows(db: Executor, resource: Resource, rows: readonl
   return ids;
 }
 
-export async function updateRow(db: Executor, resource: Resource, id: bigint, values: Row): Promise<void> {
+/** Updates a row, and writes its change-log entry when given (in one statement where the database can). */
+export async function updateRow(
+  db: Executor,
+  resource: Resource,
+  id: bigint,
+  values: Row,
+  entry?: EntryValues | null,
+): Promise<void> {
   const pk = resource.primaryKey;
-  await asRecordTables(db)
+  const update = asRecordTables(db)
     .updateTable(resource.table)
     .set(toDbValues(resource, values))
-    .where(pk.name, '=', param(pk, id))
-    .execute();
+    .where(pk.name, '=', param(pk, id));
+  if (entry && writesWithEntryAtOnce(db)) {
+    await asRecordTables(db)
+      .with('written', () => update.returning(pk.name))
+      .insertInto('change_log')
+      .values({ ...entry, record_id: id })
+      .execute();
+    return;
+  }
+  await update.execute();
+  if (entry) await insertEntry(db, { ...entry, record_id: id });
 }
 
 export async function deleteRow(db: Executor, resource: Resource, id: bigint): Promise<boolean> {
@@ -272,4 +300,36 @@ export async function countReferences(db: Executor, resource: Resource, field: F
     .where(field.name, '=', param(field, field.kind.fromDb(id)))
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** The records of `resource` whose reference `field` names `id`, oldest first, locked for the caller's write. */
+export async function selectReferencing(db: Executor, resource: Resource, field: Field, id: bigint): Promise<Row[]> {
+  const rows = await asRecordTables(db)
+    .selectFrom(resource.table)
+    .select(columns(resource))
+    .where(field.name, '=', param(field, field.kind.fromDb(id)))
+    .orderBy(resource.primaryKey.name)
+    .forUpdate()
+    .execute();
+  return rows.map((row) => rowToRecord(resource, row));
+}
+
+/** Makes every record of `resource` whose reference `field` names `from` name `to` (null: none); answers their ids. */
+export async function moveReferences(
+  db: Executor,
+  resource: Resource,
+  field: Field,
+  from: bigint,
+  to: bigint | null,
+): Promise<bigint[]> {
+  const pk = resource.primaryKey.name;
+  const value = param(field, field.kind.fromDb(from));
+  const rows = await asRecordTables(db).selectFrom(resource.table).select(pk).where(field.name, '=', value).execute();
+  if (rows.length === 0) return [];
+  await asRecordTables(db)
+    .updateTable(resource.table)
+    .set({ [field.name]: param(field, to === null ? null : field.kind.fromDb(to)) })
+    .where(field.name, '=', value)
+    .execute();
+  return rows.map((row) => BigInt(row[pk] as bigint));
 }

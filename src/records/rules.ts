@@ -17,11 +17,14 @@ export interface AfterCommit {
 }
 
 export interface RecordHooks {
+  /** May refuse the create or fill the fields the server keeps (`values` is what will be written). */
+  beforeCreate?(trx: Executor, ctx: Context, values: Row): Promise<void>;
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook with nothing to run after the commit just returns
   afterCreate?(trx: Executor, ctx: Context, record: Row, input: Row): Promise<AfterCommit | void>;
   beforeUpdate?(trx: Executor, ctx: Context, before: Row, changes: Row): Promise<void>;
   afterUpdate?(trx: Executor, ctx: Context, before: Row, changes: Row): Promise<void>;
-  beforeDelete?(trx: Executor, ctx: Context, before: Row): Promise<void>;
+  /** `params`: the request's options (a user's `reassign_to`). */
+  beforeDelete?(trx: Executor, ctx: Context, before: Row, params: Row): Promise<void>;
 }
 
 /** The rules of a resource, typed for the write path. */

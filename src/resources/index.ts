@@ -2,13 +2,21 @@ import { linkResources, type Resource } from '../schema/resource.ts';
 import { userRules } from '../accounts/user-rules.ts';
 import { contact } from './contact.ts';
 import { inquiry } from './inquiry.ts';
+import { note } from './note.ts';
+import { noteRules } from './note-rules.ts';
 import { user } from './user.ts';
 
-export { contact, inquiry, user };
+export { contact, inquiry, note, user };
 
-/** Every declared resource, in the seed's order. */
-export const resources: readonly Resource[] = [contact, inquiry, user];
-linkResources(resources, new Map([[user, userRules]]));
+/** Every declared resource: the seed's, in its order, then ours. */
+export const resources: readonly Resource[] = [contact, inquiry, user, note];
+linkResources(
+  resources,
+  new Map<Resource, object>([
+    [user, userRules],
+    [note, noteRules],
+  ]),
+);
 
 /** The resources served by the generic records API (users: admins only). */
-export const recordResources: readonly Resource[] = [contact, inquiry, user];
+export const recordResources: readonly Resource[] = [contact, inquiry, user, note];

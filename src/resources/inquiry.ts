@@ -7,11 +7,20 @@ export const inquiry = extendResource(contact, {
   singular: 'inquiry',
   label: 'Inquiry',
   fields: {
+    // Deleting the contact keeps the inquiry (the trash puts the link back when the contact is restored).
+    contact_id: { kind: 'integer', label: 'Contact', references: 'contacts', onDelete: 'set null', sortable: true },
     inquiry_country: { kind: 'string', max: 255 },
     inquiry_status: { kind: 'boolean' },
     status: { kind: 'boolean' },
     inquiry_type: { kind: 'boolean' },
-    assigned_to: { kind: 'integer', label: 'Assigned to', references: 'users', onDelete: 'set null', sortable: true },
+    assigned_to: {
+      kind: 'integer',
+      label: 'Assigned to',
+      references: 'users',
+      onDelete: 'set null',
+      sortable: true,
+      assignee: true,
+    },
     assigned_date: { kind: 'dateTime', defaultNowWhen: 'assigned_to', sortable: true },
     ticket_id: { kind: 'bigInteger', label: 'Ticket', sortable: true },
     ticket_date: { kind: 'dateTime', sortable: true },

@@ -13,6 +13,8 @@ export const user = defineResource({
   singular: 'user',
   label: 'User',
   access: 'admin',
+  // Deleting an account is final; deactivating it (active: false) keeps its name on its work.
+  trash: false,
   fields: {
     id: { kind: 'bigInteger', primary: true, autoIncrement: true, unsigned: true },
     name: { kind: 'string', max: 255, required: true, sortable: true },
@@ -43,6 +45,12 @@ export const user = defineResource({
     image_name: { kind: 'string', max: 100, managed: true },
     phone: { kind: 'string', max: 50, format: 'phone' },
     role: { kind: 'string', max: 20, choices: ROLES, default: 'agent', required: true, searchable: false },
+    active: {
+      kind: 'boolean',
+      default: true,
+      nullable: false,
+      hint: 'An inactive account cannot sign in; its sessions and tokens end; its name stays on its work.',
+    },
   },
   computed: {
     two_factor_enabled: { schema: { type: 'boolean' }, value: (u) => u.two_factor_confirmed_at !== null },

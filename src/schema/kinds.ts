@@ -95,6 +95,8 @@ const BOOLEAN_OPS = ['eq', 'ne', 'in', 'null'] as const;
 
 const INT32 = { min: -(2n ** 31n), max: 2n ** 31n - 1n };
 const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
+/** The largest id either database keeps (a signed 64-bit integer). */
+export const MAX_ID = INT64.max;
 
 const lengthRules = (max: number | undefined) => ['string', `max:${max}`];
 

@@ -3,7 +3,7 @@
 // mid-request.
 import { type FormatName, formats } from './formats.ts';
 import { kinds, type FieldKind, type InputKind, type NamedKind } from './kinds.ts';
-import type { Role } from './roles.ts';
+import { type Access, ADMIN_ACCESS, TEAM_ACCESS } from './roles.ts';
 
 export type OnDelete = 'restrict' | 'set null' | 'cascade';
 
@@ -49,6 +49,8 @@ export interface FieldDecl extends Partial<FieldFlags> {
   default?: unknown;
   /** Defaults to the signed-in user's id on create. */
   defaultActor?: boolean;
+  /** Names the user who is to do the work: deleting that user needs the work moved to someone (`reassign_to`). */
+  assignee?: boolean;
   /** The resource whose ids this field holds (shown by its title, chosen from a list): a foreign key. */
   references?: string;
   /**
@@ -86,6 +88,7 @@ export interface Field extends FieldFlags {
   unique: boolean;
   default?: unknown;
   defaultActor: boolean;
+  assignee: boolean;
   references?: string;
   onDelete?: OnDelete;
   /** The referenced resource, once every resource is declared (see linkResources). */
@@ -107,8 +110,8 @@ export interface ResourceDecl {
   label: string;
   fields: Record<string, FieldDecl>;
   computed?: Record<string, ComputedField>;
-  /** Who may use the records routes: every signed-in user, or admins only. */
-  access?: Role;
+  /** Who may do what with the records: admins only, or the team's rules (CONTRACT.md, "Roles") with changes. */
+  access?: 'admin' | Partial<Access>;
   /**
    * A record must hold at least one of these fields (not null, not blank): a contact needs a name, an email or a
    * phone.
@@ -118,6 +121,13 @@ export interface ResourceDecl {
   title?: string;
   /** Has an entry in the main navigation (for those who may use it); default true. */
   nav?: boolean;
+  /**
+   * Its records remark on the records they reference (a note on a contact): their creation shows on those records'
+   * timelines under this action, with their title (the note's text).
+   */
+  timelineAction?: 'note';
+  /** A deleted record waits in the trash, restorable, for TRASH_DAYS (default); false: deleting is final. */
+  trash?: boolean;
 }
 
 /** Rules a resource adds to the generic write path; records/rules.ts gives them their types. */
@@ -138,7 +148,9 @@ export interface Resource {
   searchText: readonly Field[];
   searchIntegral: readonly Field[];
   computed: Readonly<Record<string, ComputedField>>;
-  access: Role;
+  access: Access;
+  /** The user references that make a record someone's own (its creator, its assignee), once linkResources has run. */
+  owners: Field[];
   /** Fields of which a record must hold at least one (empty: no such rule). */
   needsOneOf: readonly Field[];
   /** The resource this one extends (an inquiry is a contact and more): a record of it can start one of these. */
@@ -146,6 +158,7 @@ export interface Resource {
   /** The field that names a record to a person. */
   title: Field;
   nav: boolean;
+  trash: boolean;
   /** What the write path runs besides the generic checks (the last admin stays): given with the resource list. */
   rules: ResourceRules;
   /** The fields of other resources that reference this one (a contact's inquiries), once linkResources has run. */
@@ -206,6 +219,7 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
     unique: decl.unique ?? false,
     default: decl.default,
     defaultActor: decl.defaultActor ?? false,
+    assignee: decl.assignee ?? false,
     references: decl.references,
     onDelete: decl.references ? (decl.onDelete ?? 'restrict') : undefined,
     rules,
@@ -264,10 +278,12 @@ export function defineResource<const F extends Record<string, FieldDecl>>(
     searchText: visible.filter((f) => f.searchable && f.kind.textual),
     searchIntegral: visible.filter((f) => f.searchable && f.kind.integral),
     computed: decl.computed ?? {},
-    access: decl.access ?? 'agent',
+    access: decl.access === 'admin' ? ADMIN_ACCESS : { ...TEAM_ACCESS, ...decl.access },
+    owners: [],
     needsOneOf,
     title,
     nav: decl.nav ?? true,
+    trash: decl.trash ?? true,
     rules: {},
     referencedBy: [],
     decl,
@@ -295,9 +311,17 @@ export function linkResources(
         throw new Error(`resource ${resource.name}, field ${field.name}: a reference holds an id, an integer`);
       field.target = target;
       target.referencedBy.push({ resource, field });
+      if (target.name === 'users' && resource.name !== 'users') resource.owners.push(field);
     }
   }
 }
+
+/**
+ * The records that remark on a resource's records (notes on a contact) and belong to them (deleted with them), by
+ * the reference that names the record: their creation shows on its timeline.
+ */
+export const annotationsOf = (resource: Resource) =>
+  resource.referencedBy.filter((r) => r.resource.decl.timelineAction && r.field.onDelete === 'cascade');
 
 /** A resource that has every field of `base` (same order, same rules) and more after them. */
 export function extendResource<B extends Record<string, FieldDecl>, const F extends Record<string, FieldDecl>>(

@@ -305,14 +305,23 @@ for (const dialect of DIALECTS) {
 
         await page.locator('main').getByRole('link', { name: 'Delete' }).click();
         await page.waitForURL(`**/contacts/${id}/delete`);
-        await assertShowsText(page, 'This cannot be undone', 'the delete confirmation');
+        await assertShowsText(page, 'go to the trash for 30 days', 'the delete confirmation');
         await axe(page, 'contact delete confirmation');
         await submit(page, 'Delete');
         assert.equal(here(page), '/contacts');
-        await assertShowsText(page, 'Grace Hopper was deleted', 'the flash');
+        await assertShowsText(page, 'Grace Hopper was deleted. It is in the trash', 'the flash');
         await visit(page, `/contacts/${id}`, 404);
         await assertShowsText(page, 'Not found', 'the 404 page');
         await axe(page, 'not found page');
+        // Back from the trash, whole: same address, same values.
+        await visit(page, '/trash', 200);
+        await axe(page, 'trash');
+        await page.getByRole('button', { name: 'Restore Grace Hopper' }).click();
+        await page.waitForURL(`**/contacts/${id}`);
+        await assertShowsText(page, 'Grace Hopper is back', 'the flash');
+        assert.match(await page.locator('dl.record').innerText(), /City\s+New York/);
+        await page.locator('main').getByRole('link', { name: 'Delete' }).click();
+        await submit(page, 'Delete');
       },
     );
 

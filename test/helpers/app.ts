@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import { isSafeNumber, parse } from 'lossless-json';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
+import { type DeclaredRoute, declaredRoutes } from '../../src/http/access.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Database, openDatabase } from '../../src/db/connection.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -43,6 +44,8 @@ export interface TestApp {
   dialect: Dialect;
   database: Database;
   dataDir: string;
+  /** Every route with the rule of who may call it (src/http/access.ts). */
+  routes: readonly DeclaredRoute[];
   /** Everything the app logged. */
   logs: string[];
   /** Every response: status line, headers and body. */
@@ -154,6 +157,7 @@ export async function startApp(
     url,
     dialect,
     database,
+    routes: declaredRoutes(app),
     dataDir: fresh.options.dataDir,
     logs,
     responses,

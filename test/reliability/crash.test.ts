@@ -34,9 +34,9 @@ type ResourceName = string;
 const declared = (name: ResourceName): Resource => recordResources.find((r) => r.name === name)!;
 
 interface Write {
-  kind: 'create' | 'patch';
+  kind: 'create' | 'patch' | 'delete';
   resource: ResourceName;
-  /** The record patched; for a create, known once acknowledged. */
+  /** The record patched or deleted; for a create, known once acknowledged. */
   id?: string;
   body: Record<string, unknown>;
 }
@@ -50,10 +50,15 @@ type Anchors = Map<Resource, unknown>;
 const createBody = (resource: ResourceName, tag: string, n: number, anchors: Anchors) =>
   sampleInput(declared(resource), n, tag, (target) => anchors.get(target));
 
-/** Every writable field but the title (the in-flight create is found by its title), all tagged with the same request. */
+/**
+ * Every writable field, all tagged with the same request; not the title (the in-flight create is found by its title)
+ * unless it is the only text (a note's body), since every patch must change something.
+ */
 function patchBody(resource: ResourceName, tag: string, n: number, anchors: Anchors): Record<string, unknown> {
-  const { [declared(resource).title.name]: _title, ...body } = createBody(resource, `p${tag}`, n + 1, anchors);
-  return body;
+  const { title } = declared(resource);
+  const { [title.name]: _title, ...body } = createBody(resource, `p${tag}`, n + 1, anchors);
+  const tagged = declared(resource).writable.some((f) => f !== title && f.kind.textual && f.name in body);
+  return tagged ? body : { ...body, [title.name]: _title };
 }
 
 /** Do the sent fields of `body` hold in `record`, as the API writes them back? */
@@ -117,7 +122,16 @@ for (const dialect of DIALECTS) {
       const env = envOf(fresh);
       const warming: Promise<Warm>[] = [];
       let server: Running | undefined;
-      const stats = { rounds: 0, creates: 0, patches: 0, inFlight: 0, inFlightApplied: 0, failures: 0, lost: 0 };
+      const stats = {
+        rounds: 0,
+        creates: 0,
+        patches: 0,
+        deletes: 0,
+        inFlight: 0,
+        inFlightApplied: 0,
+        failures: 0,
+        lost: 0,
+      };
       try {
         // The next two servers load while the current one is under test.
         warming.push(warmServer(env), warmServer(env));
@@ -145,6 +159,15 @@ for (const dialect of DIALECTS) {
           totals[resource] = (totals[resource] ?? 0) + 1;
         }
         const owned: string[][] = Array.from({ length: WRITERS }, () => []);
+        /** The records whose deletion committed (acknowledged, or in flight and found applied) this round. */
+        const deleted = new Set<string>();
+        const gone = (key: string) => {
+          expected.delete(key);
+          etags.delete(key);
+          deleted.add(key);
+          totals[key.split('/')[0]!]!--;
+          stats.deletes++;
+        };
         const failures: string[] = [];
         let n = 0;
 
@@ -154,32 +177,44 @@ for (const dialect of DIALECTS) {
           const client: Api = api(server.url, admin.token);
           const inFlight: (Write | null)[] = Array(WRITERS).fill(null);
           const touched = new Set<string>();
+          deleted.clear();
           let stopped = false;
           const writer = async (w: number) => {
             const resource = RESOURCES[w % RESOURCES.length]!;
             while (!stopped) {
               const mine = owned[w]!;
               const tag = `r${round}w${w}n${++n}`;
+              const roll = rand();
               const write: Write =
-                mine.length && rand() < 0.5
-                  ? {
-                      kind: 'patch',
-                      resource,
-                      id: mine[Math.floor(rand() * mine.length)]!,
-                      body: patchBody(resource, tag, n, anchors),
-                    }
-                  : { kind: 'create', resource, body: createBody(resource, tag, n, anchors) };
+                mine.length > 2 && roll < 0.1
+                  ? { kind: 'delete', resource, id: mine.splice(Math.floor(rand() * mine.length), 1)[0]!, body: {} }
+                  : mine.length && roll < 0.5
+                    ? {
+                        kind: 'patch',
+                        resource,
+                        id: mine[Math.floor(rand() * mine.length)]!,
+                        body: patchBody(resource, tag, n, anchors),
+                      }
+                    : { kind: 'create', resource, body: createBody(resource, tag, n, anchors) };
               inFlight[w] = write;
               let answer: Answer;
               try {
                 answer =
                   write.kind === 'create'
                     ? await client.request('POST', `/api/v1/${resource}`, { json: write.body })
-                    : await client.request('PATCH', `/api/v1/${resource}/${write.id}`, { json: write.body });
+                    : write.kind === 'delete'
+                      ? await client.request('DELETE', `/api/v1/${resource}/${write.id}`)
+                      : await client.request('PATCH', `/api/v1/${resource}/${write.id}`, { json: write.body });
               } catch {
                 return; // the server is gone: the outcome of this write is unknown
               }
               inFlight[w] = null;
+              if (write.kind === 'delete') {
+                if (answer.status !== 204)
+                  failures.push(`delete ${resource}: ${answer.status} ${answer.text.slice(0, 200)}`);
+                else gone(keyOf(resource, write.id));
+                continue;
+              }
               if (answer.status !== (write.kind === 'create' ? 201 : 200)) {
                 failures.push(`${write.kind} ${resource}: ${answer.status} ${answer.text.slice(0, 200)}`);
                 continue;
@@ -233,6 +268,14 @@ for (const dialect of DIALECTS) {
                 totals[write.resource] = (totals[write.resource] ?? 0) + 1;
                 stats.inFlightApplied++;
               }
+            } else if (write.kind === 'delete') {
+              // There wholly (its entry and its trash item too), or not at all.
+              const key = keyOf(write.resource, write.id);
+              const now = (await recordsById(after, write.resource, [BigInt(write.id!)])).get(write.id!);
+              if (!now) {
+                gone(key);
+                stats.inFlightApplied++;
+              } else if (!same(now, expected.get(key))) problems.push(`${key}: changed by a delete in flight`);
             } else {
               const key = keyOf(write.resource, write.id);
               const now = (await recordsById(after, write.resource, [BigInt(write.id!)])).get(write.id!);
@@ -256,7 +299,9 @@ for (const dialect of DIALECTS) {
           }
           // Every acknowledged write of this round, exactly as acknowledged.
           for (const resource of RESOURCES) {
-            const ids = [...touched].filter((k) => k.startsWith(`${resource}/`)).map((k) => BigInt(k.split('/')[1]!));
+            const ids = [...touched]
+              .filter((k) => k.startsWith(`${resource}/`) && !deleted.has(k))
+              .map((k) => BigInt(k.split('/')[1]!));
             const stored = await recordsById(after, resource, ids);
             for (const id of ids) {
               const key = keyOf(resource, id);
@@ -269,6 +314,21 @@ for (const dialect of DIALECTS) {
             if (total !== totals[resource])
               problems.push(`${resource}: ${total} records, expected ${totals[resource]}`);
           }
+          // Each deletion is in the trash, and each of this round's trash items is a record that is gone.
+          const trashed = new Set<string>();
+          for (let cursor = ''; ; ) {
+            const page = await after.get(`/api/v1/trash${cursor ? `?cursor=${cursor}` : ''}`);
+            assert.equal(page.status, 200, page.text);
+            for (const item of page.body.data) trashed.add(keyOf(item.resource, item.id));
+            cursor = page.body.meta.next_cursor;
+            if (!cursor) break;
+          }
+          for (const key of deleted) {
+            if (!trashed.has(key)) problems.push(`${key} was deleted and is not in the trash (no log entry)`);
+            if ((await after.get(`/api/v1/${key}`)).status !== 404) problems.push(`${key} was deleted and is there`);
+          }
+          const stillThere = [...trashed].filter((key) => expected.has(key));
+          if (stillThere.length) problems.push(`in the trash but not deleted: ${stillThere.join(', ')}`);
           // The ETag is the acknowledged one too (a few records per round).
           for (const key of [...touched].filter((k) => etags.has(k)).slice(0, 3)) {
             const read = await after.get(`/api/v1/${key}`);
@@ -302,9 +362,10 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(failures, [], 'no write was refused or answered wrongly before the kill');
         assert.ok(stats.creates > ROUNDS, `the writers got writes through (${stats.creates} creates)`);
         assert.ok(stats.patches > 0, `the writers patched records (${stats.patches})`);
+        assert.ok(stats.deletes > 0, `the writers deleted records (${stats.deletes})`);
       } finally {
         t.diagnostic(
-          `reliability crash ${dialect}: rounds=${stats.rounds} acknowledged_creates=${stats.creates} acknowledged_patches=${stats.patches} in_flight=${stats.inFlight} in_flight_applied=${stats.inFlightApplied} failures=${stats.failures} lost_writes=${stats.lost} seed=${seed}`,
+          `reliability crash ${dialect}: rounds=${stats.rounds} acknowledged_creates=${stats.creates} acknowledged_patches=${stats.patches} deletes=${stats.deletes} in_flight=${stats.inFlight} in_flight_applied=${stats.inFlightApplied} failures=${stats.failures} lost_writes=${stats.lost} seed=${seed}`,
         );
         await server?.kill('SIGKILL');
         for (const warm of warming) await (await warm.catch(() => null))?.discard();

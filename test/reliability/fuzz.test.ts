@@ -11,6 +11,7 @@
 // run (LEADBOOK_SOAK=1) 50,000. A failure prints fast-check's seed and path:
 // LEADBOOK_TEST_DIALECTS=… LEADBOOK_FUZZ_SEED=… LEADBOOK_FUZZ_PATH=… replays it.
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { recordResources, user } from '../../src/resources/index.ts';
@@ -58,6 +59,13 @@ interface Reply {
 }
 
 /** The accounts the requests go as, kept working whatever the requests do to them. */
+/** An account's sign-in columns as stored. */
+const original = (row: { email: unknown; password: unknown; role: Role }) => ({
+  email: String(row.email),
+  password: String(row.password),
+  role: row.role,
+});
+
 class Principals {
   readonly tokens: Record<Exclude<Principal, 'none'>, string>;
   agent = { id: 0n, email: 'agent@example.com', password: 'agent pass phrase 4711' };
@@ -83,7 +91,7 @@ class Principals {
         .select(['email', 'password', 'role'])
         .where('id', '=', Number(id))
         .executeTakeFirstOrThrow();
-      this.originals.set(String(id), { email: String(row.email), password: String(row.password), role: row.role });
+      this.originals.set(String(id), original(row));
     }
   }
 
@@ -109,8 +117,13 @@ class Principals {
       .where('role', '=', 'admin')
       .where('id', '!=', Number(this.app.admin.id))
       .execute();
-    for (const [id, original] of this.originals)
-      await db.updateTable('users').set(original).where('id', '=', Number(id)).execute();
+    // Active again too: a request may have deactivated one.
+    for (const [id, signIn] of this.originals)
+      await db
+        .updateTable('users')
+        .set({ ...signIn, active: sql`true` })
+        .where('id', '=', Number(id))
+        .execute();
     await db.updateTable('account_states').set({ consecutive_failures: 0, reset_required: false }).execute();
     await db.deleteFrom('rate_limits').where('key', 'like', 'login:%').execute();
     const works = async (token: string) => (await this.app.request('GET', '/api/v1/me', { token })).status === 200;
@@ -132,11 +145,7 @@ class Principals {
         .select(['email', 'password', 'role'])
         .where('id', '=', Number(this.app.admin.id))
         .executeTakeFirstOrThrow();
-      this.originals.set(String(this.app.admin.id), {
-        email: String(row.email),
-        password: String(row.password),
-        role: row.role,
-      });
+      this.originals.set(String(this.app.admin.id), original(row));
     } else if (!(await works(this.tokens.agent))) {
       this.tokens.agent = await this.issue(this.agent.email, this.agent.password);
     }
@@ -379,13 +388,16 @@ for (const dialect of DIALECTS) {
         `/users/${principals.agent.id}/edit`,
         `/users/${principals.agent.id}/delete`,
       ];
+      // Fresh records: the requests above may have deleted the ones the suite started with, and
+      // each references the one just written before it (dependency order).
       for (const [i, resource] of WRITTEN.entries()) {
-        const id = (
-          await app.post(
-            `/api/v1/${resource.name}`,
-            sampleInput(resource, i, 'form', (target) => existing.get(target)),
-          )
-        ).body.data.id;
+        const created = await app.post(
+          `/api/v1/${resource.name}`,
+          sampleInput(resource, i, 'form', (target) => existing.get(target)),
+        );
+        assert.equal(created.status, 201, created.text);
+        const id = created.body.data.id;
+        existing.set(resource, id);
         const base = `/${resource.name}`;
         pages.push(base, `${base}/new`, `${base}/${id}`, `${base}/${id}/edit`, `${base}/${id}/delete`);
       }

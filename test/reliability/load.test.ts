@@ -82,7 +82,7 @@ for (const dialect of RUN_DIALECTS) {
         };
       };
 
-      // The team: an admin and four agents (who sign in during the run), and their tokens.
+      // The team: an admin and four managers, who change anyone's records (they sign in during the run), and their tokens.
       const admin = {
         name: 'Admin',
         email: 'admin@example.com',
@@ -98,7 +98,12 @@ for (const dialect of RUN_DIALECTS) {
       for (let i = 0; i < 4; i++) {
         const agent = { email: `agent${i}@example.com`, password: `agent pass ${i} ${randomBytes(4).toString('hex')}` };
         assert.equal(
-          (await call('POST', '/api/v1/users', { json: { name: `Agent ${i}`, ...agent }, token: adminToken })).status,
+          (
+            await call('POST', '/api/v1/users', {
+              json: { name: `Manager ${i}`, role: 'manager', ...agent },
+              token: adminToken,
+            })
+          ).status,
           201,
         );
         const issued = await call('POST', '/api/v1/auth/token', { json: { ...agent, device_name: 'load' } });

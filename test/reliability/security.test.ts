@@ -3,6 +3,7 @@
 // are also touched by the account suites; here they are in one place, as a
 // checklist a reviewer can read from top to bottom.
 import assert from 'node:assert/strict';
+import type { Role } from '../../src/schema/roles.ts';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -62,7 +63,7 @@ for (const dialect of DIALECTS) {
       for (const each of apps) await each.close();
     });
 
-    async function makeUser(on: TestApp, label: string, role: 'agent' | 'admin' = 'agent'): Promise<User> {
+    async function makeUser(on: TestApp, label: string, role: Role = 'agent'): Promise<User> {
       const user = { email: `${label}-${hex()}@example.com`, password: `${label} pass ${hex(6)}` };
       const created = await on.post('/api/v1/users', { name: label, ...user, role });
       assert.equal(created.status, 201, created.text);
@@ -476,7 +477,8 @@ for (const dialect of DIALECTS) {
 
     // ------------------------------------------------------------------ 5
     test('HTML forms posted without a valid CSRF token are refused', async () => {
-      const user = await makeUser(app, 'csrf');
+      // A manager: every form here is one they may send, so only the missing token refuses it.
+      const user = await makeUser(app, 'csrf', 'manager');
       const browser = await pageSignIn(app, user);
       const other = await pageSignIn(app, await makeUser(app, 'csrf-other'));
       const otherToken = csrfOf((await other.get('/profile')).text);
@@ -852,7 +854,8 @@ for (const dialect of DIALECTS) {
         [String(id)],
       );
       // The name of a user too (it shows in every page's header) and a value typed into a form.
-      const user = await makeUser(app, 'hostile');
+      // A manager sees every page of every record (an agent edits only their own).
+      const user = await makeUser(app, 'hostile', 'manager');
       const named = await app.patch(`/api/v1/users/${user.id}`, { name: HOSTILE.city, city: HOSTILE.detail });
       assert.equal(named.status, 200, named.text);
       const browser = await pageSignIn(app, user);

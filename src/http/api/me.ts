@@ -67,14 +67,16 @@ export function meRoutes(a: Accounts) {
           response: { 200: userResponse },
         },
       },
-      async (request) => ({ data: publicUser(await updateProfile(a, request.user!, request.session, request.body)) }),
+      async (request) => ({
+        data: publicUser(await updateProfile(a, request.user!, request.session, request.body, 'api')),
+      }),
     );
 
     app.delete(
       '',
       { schema: { tags, summary: 'Delete your account (needs password)', description: SENSITIVE, body: passwordBody } },
       async (request, reply) => {
-        await deleteAccount(a, request.user!, request.session, request.body);
+        await deleteAccount(a, request.user!, request.session, request.body, 'api');
         clearAuthCookies(request, reply);
         return reply.code(204).send();
       },
@@ -105,7 +107,7 @@ export function meRoutes(a: Accounts) {
         },
       },
       async (request, reply) => {
-        await changePassword(a, request.user!, request.session, request.body);
+        await changePassword(a, request.user!, request.session, request.body, 'api');
         return reply.code(204).send();
       },
     );
@@ -186,7 +188,7 @@ export function meRoutes(a: Accounts) {
         const bag = new FieldErrorBag();
         const code = text(body, 'code', bag, 20);
         bag.throwIfAny();
-        return { recovery_codes: await confirmTwoFactor(a, request.user!, code) };
+        return { recovery_codes: await confirmTwoFactor(a, request.user!, code, 'api') };
       },
     );
 
@@ -215,7 +217,7 @@ export function meRoutes(a: Accounts) {
       '/two-factor',
       { schema: { tags, summary: 'Turn two-factor off (needs password)', description: SENSITIVE, body: passwordBody } },
       async (request, reply) => {
-        await disableTwoFactor(a, request.user!, request.session, bodyWith(request.body, ['password']).password);
+        await disableTwoFactor(a, request.user!, request.session, bodyWith(request.body, ['password']).password, 'api');
         return reply.code(204).send();
       },
     );
@@ -305,7 +307,7 @@ export function meRoutes(a: Accounts) {
         const bag = new FieldErrorBag();
         const name = text(body, 'name', bag);
         bag.throwIfAny();
-        const { token, info } = await createOwnToken(a, request.user!, request.session, name, body.password);
+        const { token, info } = await createOwnToken(a, request.user!, request.session, name, body.password, 'api');
         return reply.code(201).send({ token, data: info });
       },
     );
@@ -315,7 +317,7 @@ export function meRoutes(a: Accounts) {
       { schema: { tags, summary: 'Revoke one of your tokens', params: json({ id: str }) } },
       async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
         const id = idFromText(request.params.id);
-        if (id === null || !(await revokeToken(a, request.user!.id, id)))
+        if (id === null || !(await revokeToken(a, request.user!.id, id, 'api')))
           throw notFound('You have no token with this id.');
         return reply.code(204).send();
       },

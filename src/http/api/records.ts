@@ -9,9 +9,10 @@ import {
   getRecord,
   listRecords,
   recordActivity,
+  restoreChange,
   updateRecord,
 } from '../../records/operations.ts';
-import type { Resource } from '../../schema/resource.ts';
+import { annotationsOf, type Resource } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
 import { problem } from '../openapi.ts';
 
@@ -35,6 +36,25 @@ export function recordRoutes(database: Database, resource: Resource) {
   const params = { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9]+$' } }, required: ['id'] };
   const location = (id: unknown) => `/api/v1/${resource.name}/${String(id)}`;
   const withEtag = (reply: FastifyReply, etag: string) => reply.header('ETag', etag);
+  const ifMatchHeader = {
+    type: 'object',
+    properties: {
+      'if-match': { type: 'string', description: 'the ETag you read; a stale one gives 412 and changes nothing' },
+    },
+  };
+  const changedResponses = (description: string) => ({
+    200: { description, $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } },
+    404: problem('no such record'),
+    412: problem('the record changed since it was read'),
+    ...bodyProblems,
+  });
+  /** A write over a record that answers it as it is now, with its ETag: a patch, an undo. */
+  const rewrite = (write: typeof updateRecord) => async (request: IdRequest, reply: FastifyReply) => {
+    const ctx = contextOf(database, request);
+    const { record, etag } = await write(ctx, resource, request.params.id, request.body, ifMatchOf(request));
+    withEtag(reply, etag);
+    return { data: record };
+  };
 
   return async function plugin(app: FastifyInstance) {
     app.get(
@@ -135,53 +155,97 @@ export function recordRoutes(database: Database, resource: Resource) {
           summary: `Change some fields of a ${resource.singular}`,
           params,
           body: { $ref: `${ids.input}#` },
-          headers: {
-            type: 'object',
-            properties: {
-              'if-match': {
-                type: 'string',
-                description: 'the ETag you read; a stale one gives 412 and changes nothing',
-              },
-            },
-          },
-          response: {
-            200: { description: 'the changed record', $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } },
-            404: problem('no such record'),
-            412: problem('the record changed since it was read'),
-            ...bodyProblems,
-          },
+          headers: ifMatchHeader,
+          response: changedResponses('the changed record'),
         },
       },
-      async (request: IdRequest, reply) => {
-        const { record, etag } = await updateRecord(
-          contextOf(database, request),
-          resource,
-          request.params.id,
-          request.body,
-          ifMatchOf(request),
-        );
-        withEtag(reply, etag);
-        return { data: record };
-      },
+      rewrite(updateRecord),
     );
+
+    app.post(
+      '/:id/restore',
+      {
+        schema: {
+          tags,
+          summary: `Undo a change of a ${resource.singular}: put back the values its fields had before it`,
+          params,
+          body: {
+            type: 'object',
+            properties: { change_id: { type: 'integer', format: 'int64', description: 'an entry of its activity' } },
+            required: ['change_id'],
+          },
+          headers: ifMatchHeader,
+          response: changedResponses('the record as it is now'),
+        },
+      },
+      rewrite(restoreChange),
+    );
+
+    // A record that others annotate (notes on a contact) takes them at its own address.
+    for (const { resource: other, field } of annotationsOf(resource)) {
+      const otherIds = schemaIds(other);
+      app.post(
+        `/:id/${other.name}`,
+        {
+          schema: {
+            tags,
+            summary: `Add a ${other.singular} to a ${resource.singular}`,
+            params,
+            body: { $ref: `${otherIds.input}#` },
+            response: {
+              201: { description: 'created', $ref: `${otherIds.one}#`, headers: { Location: { type: 'string' } } },
+              404: problem(`no such ${resource.singular}`),
+              ...bodyProblems,
+            },
+          },
+        },
+        async (request: IdRequest, reply) => {
+          const ctx = contextOf(database, request);
+          const { record: parent } = await getRecord(ctx, resource, request.params.id);
+          const body = typeof request.body === 'object' && request.body !== null ? request.body : {};
+          const { record, etag } = await createRecord(ctx, other, { ...body, [field.name]: parent.id });
+          withEtag(reply, etag).header('Location', `/api/v1/${other.name}/${String(record.id)}`);
+          return reply.code(201).send({ data: record });
+        },
+      );
+    }
 
     app.delete(
       '/:id',
       {
         schema: {
           tags,
-          summary: `Delete a ${resource.singular}`,
+          summary: resource.trash
+            ? `Delete a ${resource.singular}: it waits in the trash, restorable, with what its deletion took along`
+            : `Delete a ${resource.singular}`,
           params,
-          headers: { type: 'object', properties: { 'if-match': { type: 'string' } } },
+          headers: ifMatchHeader,
+          ...(resource.referencedBy.some(({ field }) => field.assignee)
+            ? {
+                querystring: {
+                  type: 'object',
+                  properties: {
+                    reassign_to: { type: 'string', description: 'who takes over the work still assigned to it' },
+                  },
+                },
+              }
+            : {}),
           response: {
             204: { description: 'deleted', type: 'null' },
             404: problem('no such record'),
+            409: problem('still referenced, or (a user) still has work assigned: give reassign_to'),
             412: problem('the record changed since it was read'),
           },
         },
       },
       async (request: IdRequest, reply) => {
-        await deleteRecord(contextOf(database, request), resource, request.params.id, ifMatchOf(request));
+        await deleteRecord(
+          contextOf(database, request),
+          resource,
+          request.params.id,
+          ifMatchOf(request),
+          request.query as Record<string, unknown>,
+        );
         return reply.code(204).send();
       },
     );

@@ -231,7 +231,7 @@ export function csvPages(database: Database, resource: Resource) {
     });
 
     app.get(`${base}/import`, async (request, reply) => {
-      authorize(contextOf(database, request), resource);
+      authorize(contextOf(database, request), resource, 'import');
       return importPage(request, reply);
     });
 

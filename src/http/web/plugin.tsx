@@ -15,6 +15,7 @@ import { pageContext, redirectWith, setFlash } from './context.ts';
 import { keptForms } from './kept-form.ts';
 import { csvPages } from './csv-pages.tsx';
 import { activityPage } from './activity-page.tsx';
+import { trashPage } from './trash-page.tsx';
 import { dashboardPage } from './dashboard.tsx';
 import { profilePages } from './profile-pages.tsx';
 import { recordPages } from './record-pages.tsx';
@@ -120,10 +121,11 @@ export function webApp(a: Accounts) {
     await app.register(authPages(a));
     await app.register(dashboardPage(a.database));
     await app.register(activityPage(a.database));
+    await app.register(trashPage(a.database, a.config.trashDays));
     await app.register(profilePages(a));
     for (const resource of recordResources) {
       await app.register(csvPages(a.database, resource));
-      await app.register(recordPages(a.database, resource, kept));
+      await app.register(recordPages(a.database, resource, kept, a.config.trashDays));
     }
 
     // An unknown address opened by someone signed in keeps the navigation. The root's not-found handler cannot

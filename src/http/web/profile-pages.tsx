@@ -121,7 +121,7 @@ export function profilePages(a: Accounts) {
       // The action takes a password only with a new email address: one typed for nothing is dropped.
       if (emailChanges && password) input.password = password;
       try {
-        const saved = await updateProfile(a, user, request.session, input);
+        const saved = await updateProfile(a, user, request.session, input, 'web');
         const text = emailChanges
           ? `Your profile was saved. We sent a link to ${saved.email} to confirm the new address.`
           : 'Your profile was saved.';
@@ -182,10 +182,13 @@ export function profilePages(a: Accounts) {
     app.post('/profile/password', csrf, async (request, reply) => {
       const form = formOf(request);
       try {
-        await changePassword(a, request.user!, request.session, {
-          current_password: str(form, 'current_password') ?? '',
-          password: str(form, 'password') ?? '',
-        });
+        await changePassword(
+          a,
+          request.user!,
+          request.session,
+          { current_password: str(form, 'current_password') ?? '', password: str(form, 'password') ?? '' },
+          'web',
+        );
       } catch (error) {
         return refused(request, reply, 'password', error);
       }
@@ -211,7 +214,7 @@ export function profilePages(a: Accounts) {
         const bag = new FieldErrorBag();
         const code = text(form, 'code', bag, 20);
         bag.throwIfAny();
-        const codes = await confirmTwoFactor(a, request.user!, code);
+        const codes = await confirmTwoFactor(a, request.user!, code, 'web');
         return sendPage(
           once(reply),
           <RecoveryCodesPage ctx={pageContext(request, reply)} codes={codes} fresh={false} />,
@@ -233,7 +236,7 @@ export function profilePages(a: Accounts) {
 
     app.post('/profile/two-factor/disable', csrf, async (request, reply) => {
       try {
-        await disableTwoFactor(a, request.user!, request.session, str(formOf(request), 'password'));
+        await disableTwoFactor(a, request.user!, request.session, str(formOf(request), 'password'), 'web');
       } catch (error) {
         return refused(request, reply, 'disable', error);
       }
@@ -260,7 +263,14 @@ export function profilePages(a: Accounts) {
         const bag = new FieldErrorBag();
         const name = text(form, 'name', bag);
         bag.throwIfAny();
-        const { token, info } = await createOwnToken(a, request.user!, request.session, name, str(form, 'password'));
+        const { token, info } = await createOwnToken(
+          a,
+          request.user!,
+          request.session,
+          name,
+          str(form, 'password'),
+          'web',
+        );
         return sendPage(
           once(reply),
           <TokenCreatedPage ctx={pageContext(request, reply)} token={token} name={info.name} />,
@@ -273,7 +283,7 @@ export function profilePages(a: Accounts) {
     app.post('/profile/tokens/:id/delete', csrf, async (request: IdRequest, reply) => {
       const id = idFromText(request.params.id);
       const token = id === null ? undefined : (await listTokens(a, request.user!.id)).find((t) => t.id === id);
-      if (!token || !(await revokeToken(a, request.user!.id, token.id))) {
+      if (!token || !(await revokeToken(a, request.user!.id, token.id, 'web'))) {
         return redirectWith(reply, '/profile', {
           kind: 'error',
           text: 'You have no such token; it may have been revoked already.',
@@ -287,7 +297,7 @@ export function profilePages(a: Accounts) {
 
     app.post('/profile/delete', csrf, async (request, reply) => {
       try {
-        await deleteAccount(a, request.user!, request.session, { password: str(formOf(request), 'password') });
+        await deleteAccount(a, request.user!, request.session, { password: str(formOf(request), 'password') }, 'web');
       } catch (error) {
         return refused(request, reply, 'delete', error);
       }

@@ -8,23 +8,27 @@ import { AppError, type FieldErrors } from '../../errors.ts';
 import {
   authorize,
   authorizePick,
+  may,
   createRecord,
   deleteRecord,
   getRecord,
   listRecords,
   recordActivity,
+  restoreChange,
   type ListResult,
   updateRecord,
 } from '../../records/operations.ts';
 import { choicesOf, referenceChoices } from '../../records/references.ts';
 import type { Row } from '../../records/repository.ts';
-import type { Resource } from '../../schema/resource.ts';
+import { annotationsOf, type Resource } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
 import { pageContext, redirectWith } from './context.ts';
 import type { KeptForms } from './kept-form.ts';
 import { sendFragment, sendPage } from './render.tsx';
 import { ChoiceOptions } from './views/form.tsx';
+import type { Flash } from './views/layout.tsx';
 import {
+  ActivityPanel,
   ConflictPage,
   DeletePage,
   DetailPage,
@@ -122,7 +126,7 @@ const KEPT_NOTE = 'Your session had ended, so this was not saved. What you typed
 const fieldErrors = (error: unknown): FieldErrors | null =>
   error instanceof AppError && error.status === 422 ? (error.errors ?? { '': [error.detail] }) : null;
 
-export function recordPages(database: Database, resource: Resource, kept: KeptForms) {
+export function recordPages(database: Database, resource: Resource, kept: KeptForms, trashDays: number) {
   return async function plugin(app: FastifyInstance) {
     const csrf = { preHandler: app.csrfProtection };
     const choices = (rows: readonly Row[] = []) => referenceChoices(database, resource, rows);
@@ -175,12 +179,19 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
 
     app.get(`${base}/new`, async (request, reply) => {
       // The empty form reads no record, so no operation checks access: check it here (agents get 403 on users).
-      authorize(ctxOf(request), resource);
+      authorize(ctxOf(request), resource, 'create');
       const typed = kept.take(request, reply);
       if (typed) return formPage(request, reply, typed, { note: KEPT_NOTE });
-      // "Created by" starts as the viewer, as the API's default does (an empty select would send "nobody").
-      const actor = Object.fromEntries(
-        resource.writable.filter((f) => f.defaultActor).map((f) => [f.name, String(request.user!.id)]),
+      // A new form starts with the defaults the API would fill in; "Created by" with the viewer (an empty select would
+      // send "nobody").
+      const initial = Object.fromEntries(
+        resource.writable.flatMap((f) =>
+          f.defaultActor
+            ? [[f.name, String(request.user!.id)]]
+            : f.default !== undefined && !f.kind.writeOnly
+              ? [[f.name, f.kind.toInput(f.default)]]
+              : [],
+        ),
       );
       // A record of the resource this one extends can start one: its shared fields are copied in.
       const from = (request.query as Query).from;
@@ -195,11 +206,11 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
         return formPage(
           request,
           reply,
-          { ...copied, ...actor },
+          { ...initial, ...copied },
           { note: `Copied from the ${base.singular} “${recordTitle(base, record)}”.` },
         );
       }
-      return formPage(request, reply, actor);
+      return formPage(request, reply, initial);
     });
 
     app.post(base, csrf, async (request, reply) => {
@@ -235,13 +246,24 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       return sendFragment(reply, <ChoiceOptions choices={found} selected={picked} />);
     });
 
+    /** The record's timeline, with the titles of the references its changes name. */
+    const activityOf = async (request: FastifyRequest, id: string, record: Row, cursor?: string) => {
+      const activity = await recordActivity(ctxOf(request), resource, id, cursor);
+      // The references the changes name are shown by title too: each change as a row before and a row after.
+      const sides = activity.data.flatMap(({ changes = {} }) =>
+        [0, 1].map((side) => Object.fromEntries(Object.entries(changes).map(([name, pair]) => [name, pair[side]]))),
+      );
+      return { activity, choices: await choices([record, ...sides]) };
+    };
+
     app.get(`${base}/:id`, async (request: IdRequest, reply) => {
       const ctx = ctxOf(request);
       const { record } = await getRecord(ctx, resource, request.params.id);
-      // A has-many panel per reference to this resource that the viewer may read (agents see no users lists).
+      // A has-many panel per reference to this resource that the viewer may read (agents see no users lists);
+      // notes show in the timeline instead.
       const panels = await Promise.all(
         resource.referencedBy
-          .filter(({ resource: other }) => other.access === 'agent' || ctx.actor?.role === 'admin')
+          .filter(({ resource: other }) => may(ctx.actor, other, 'read') && !other.decl.timelineAction)
           .map(async ({ resource: other, field }) => ({
             resource: other,
             field,
@@ -253,26 +275,70 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
           })),
       );
       const cursor = (request.query as { activity?: string }).activity;
-      const activity = await recordActivity(ctx, resource, request.params.id, cursor);
-      // The references the changes name are shown by title too: each change as a row before and a row after.
-      const sides = activity.data.flatMap(({ changes = {} }) =>
-        [0, 1].map((side) => Object.fromEntries(Object.entries(changes).map(([name, pair]) => [name, pair[side]]))),
-      );
+      const { activity, choices: shown } = await activityOf(request, request.params.id, record, cursor);
       return sendPage(
         reply,
         <DetailPage
           ctx={pageContext(request, reply)}
           resource={resource}
           record={record}
-          choices={await choices([record, ...sides])}
+          choices={shown}
           panels={panels}
           activity={activity}
         />,
       );
     });
 
+    // Undo one change of the timeline: its fields get back the values they had before it.
+    app.post(`${base}/:id/restore`, csrf, async (request: IdRequest, reply) => {
+      const back = `${base}/${request.params.id}#activity`;
+      try {
+        await restoreChange(ctxOf(request), resource, request.params.id, request.body);
+      } catch (error) {
+        const errors = fieldErrors(error);
+        if (!errors) throw error;
+        return redirectWith(reply, back, { kind: 'error', text: Object.values(errors).flat().join(' ') });
+      }
+      return redirectWith(reply, back, { kind: 'success', text: 'The change was undone.' });
+    });
+
+    // A note (or other annotation) added from the record's page: htmx gets the new timeline, a plain form comes back.
+    for (const { resource: other, field } of annotationsOf(resource)) {
+      app.post(`${base}/:id/${other.name}`, csrf, async (request: IdRequest, reply) => {
+        const path = `${base}/${request.params.id}`;
+        const { record } = await getRecord(ctxOf(request), resource, request.params.id);
+        const form = (request.body ?? {}) as Form;
+        const text = other.title.name;
+        let flash: Flash = { kind: 'success', text: `Your ${other.singular} was added.` };
+        try {
+          await createRecord(ctxOf(request), other, { [text]: form[text], [field.name]: record.id });
+        } catch (error) {
+          const errors = fieldErrors(error);
+          if (!errors) throw error;
+          flash = {
+            kind: 'error',
+            text: `The ${other.singular} was not added: it ${Object.values(errors).flat().join('; ')}.`,
+          };
+        }
+        if (!request.headers['hx-request']) return redirectWith(reply, `${path}#activity`, flash);
+        const { activity, choices: shown } = await activityOf(request, request.params.id, record);
+        return sendFragment(
+          reply,
+          <ActivityPanel
+            ctx={pageContext(request, reply)}
+            resource={resource}
+            record={record}
+            path={path}
+            activity={activity}
+            choices={shown}
+            notice={flash}
+          />,
+        );
+      });
+    }
+
     app.get(`${base}/:id/edit`, async (request: IdRequest, reply) => {
-      const { record, etag } = await getRecord(ctxOf(request), resource, request.params.id);
+      const { record, etag } = await getRecord(ctxOf(request), resource, request.params.id, 'update');
       const typed = kept.take(request, reply);
       // The ETag and the shown values of when the typing began: a change someone saved since is still caught on save.
       if (typed) {
@@ -340,21 +406,60 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       }
     });
 
-    app.get(`${base}/:id/delete`, async (request: IdRequest, reply) => {
-      const { record } = await getRecord(ctxOf(request), resource, request.params.id);
-      return sendPage(reply, <DeletePage ctx={pageContext(request, reply)} resource={resource} record={record} />);
-    });
+    /** The delete page; a user with assigned work is offered whom to give it to. */
+    const deletePage = async (request: IdRequest, reply: FastifyReply, errors?: FieldErrors) => {
+      const ctx = ctxOf(request);
+      const { record } = await getRecord(ctx, resource, request.params.id, 'delete');
+      const work = await Promise.all(
+        resource.referencedBy
+          .filter(({ field }) => field.assignee)
+          .map(async ({ resource: other, field }) => ({
+            resource: other,
+            count: (await listRecords(ctx, other, { filter: { [field.name]: String(record.id) }, per_page: '1' })).meta
+              .total!,
+          })),
+      );
+      const held = work.filter((w) => w.count > 0);
+      const heirs = held.length
+        ? (await listRecords(ctx, resource, { filter: { active: 'true' }, sort: 'name', per_page: '100' })).data.filter(
+            (r) => String(r.id) !== String(record.id),
+          )
+        : [];
+      return sendPage(
+        reply,
+        <DeletePage
+          ctx={pageContext(request, reply)}
+          resource={resource}
+          record={record}
+          trashDays={resource.trash ? trashDays : undefined}
+          work={held}
+          heirs={heirs}
+          errors={errors}
+        />,
+        errors ? 422 : 200,
+      );
+    };
+
+    app.get(`${base}/:id/delete`, deletePage);
 
     app.post(`${base}/:id/delete`, csrf, async (request: IdRequest, reply) => {
       const { record } = await getRecord(ctxOf(request), resource, request.params.id);
+      const form = (request.body ?? {}) as Form;
       try {
-        await deleteRecord(ctxOf(request), resource, request.params.id);
+        await deleteRecord(ctxOf(request), resource, request.params.id, undefined, { reassign_to: form.reassign_to });
       } catch (error) {
+        const errors = fieldErrors(error);
+        if (errors || (error instanceof AppError && error.code === 'has_assignments'))
+          return deletePage(request, reply, errors ?? { reassign_to: [(error as AppError).detail] });
         if (error instanceof AppError && error.status === 409)
           return redirectWith(reply, `${base}/${request.params.id}`, { kind: 'error', text: error.detail });
         throw error;
       }
-      return redirectWith(reply, base, { kind: 'success', text: `${recordTitle(resource, record)} was deleted.` });
+      const where = resource.trash ? ` It is in the trash for ${trashDays} days, if you need it back.` : '';
+      return redirectWith(reply, base, {
+        kind: 'success',
+        text: `${recordTitle(resource, record)} was deleted.${where}`,
+      });
     });
 
     // Not set → Yes → No → Not set, for the tri-state fields of the list.

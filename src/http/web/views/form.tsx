@@ -91,11 +91,13 @@ export function FieldInput(props: {
       <fieldset class="field" aria-invalid={invalid} aria-describedby={described}>
         <legend>{field.label}</legend>
         <div class="tri">
-          {[...field.kind.options, { value: '', label: 'Not set' }].map(({ value: v, label }) => (
-            <label>
-              <input type="radio" name={field.name} value={v} checked={text === v} /> {label}
-            </label>
-          ))}
+          {[...field.kind.options, ...(field.nullable ? [{ value: '', label: 'Not set' }] : [])].map(
+            ({ value: v, label }) => (
+              <label>
+                <input type="radio" name={field.name} value={v} checked={text === v} /> {label}
+              </label>
+            ),
+          )}
         </div>
         <FieldError id={errorId} messages={errors} />
       </fieldset>

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { recordResources } from '../../../resources/index.ts';
-import type { Role } from '../../../schema/roles.ts';
+import { allows, atLeast, type Role } from '../../../schema/roles.ts';
 
 export interface Viewer {
   id: bigint;
@@ -30,8 +30,9 @@ function Nav({ ctx }: { ctx: PageContext }) {
   const links: [string, string][] = [
     ['/', 'Dashboard'],
     ...recordResources
-      .filter((r) => r.nav && (r.access === 'agent' || viewer.role === 'admin'))
+      .filter((r) => r.nav && allows(viewer.role, r.access, 'read'))
       .map((r): [string, string] => [`/${r.name}`, r.name.charAt(0).toUpperCase() + r.name.slice(1)]),
+    ...(atLeast(viewer.role, 'agent') ? [['/trash', 'Trash'] as [string, string]] : []),
     ...(viewer.role === 'admin' ? [['/activity', 'Activity'] as [string, string]] : []),
   ];
   const current = (href: string) => (href === '/' ? ctx.path === '/' : ctx.path.startsWith(href));

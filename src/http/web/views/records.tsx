@@ -1,17 +1,17 @@
 // Index, detail, form, conflict and delete views of any declared resource:
 // columns are the fields *in index*, the detail shows the fields *in view*,
 // the form the fields *in form*, each with its declared label and input.
-import type { Action, SecurityEvent, Timeline } from '../../../records/change-log.ts';
+import type { Entry, SecurityEvent, Timeline, TimelineAction } from '../../../records/change-log.ts';
 import type { Choices } from '../../../records/references.ts';
 import type { FieldErrors } from '../../../errors.ts';
-import type { ListResult } from '../../../records/operations.ts';
+import { type ListResult, may } from '../../../records/operations.ts';
 import type { Row } from '../../../records/repository.ts';
 import { recordResources } from '../../../resources/index.ts';
-import type { Field, Resource } from '../../../schema/resource.ts';
+import { annotationsOf, type Field, type Resource } from '../../../schema/resource.ts';
 import { formats } from '../../../schema/formats.ts';
 import { kinds } from '../../../schema/kinds.ts';
 import { CsrfInput, ErrorSummary, FieldInput } from './form.tsx';
-import { Layout, type PageContext } from './layout.tsx';
+import { type Flash, Layout, type PageContext } from './layout.tsx';
 
 export type Query = Record<string, unknown>;
 
@@ -387,15 +387,21 @@ export function IndexPage(props: IndexProps) {
       <div class="toolbar">
         <h1>{title(resource.name)}</h1>
         <div class="actions">
-          <a class="button" href={`/${resource.name}/new`}>
-            New {resource.singular}
-          </a>
-          <a class="button button-secondary" href={hrefWith(`/${resource.name}/export.csv`, exportQuery)}>
-            Export CSV
-          </a>
-          <a class="button button-secondary" href={`/${resource.name}/import`}>
-            Import CSV
-          </a>
+          {may(ctx.viewer, resource, 'create') ? (
+            <a class="button" href={`/${resource.name}/new`}>
+              New {resource.singular}
+            </a>
+          ) : null}
+          {may(ctx.viewer, resource, 'export') ? (
+            <a class="button button-secondary" href={hrefWith(`/${resource.name}/export.csv`, exportQuery)}>
+              Export CSV
+            </a>
+          ) : null}
+          {may(ctx.viewer, resource, 'import') ? (
+            <a class="button button-secondary" href={`/${resource.name}/import`}>
+              Import CSV
+            </a>
+          ) : null}
         </div>
       </div>
       <Filters resource={resource} query={query} choices={props.choices} />
@@ -444,10 +450,12 @@ function HasManyPanel({ owner, record, panel }: { owner: Resource; record: Row; 
 }
 
 // Every action has its words: a new one does not compile without them.
-const DONE: Record<Action | SecurityEvent, string> = {
+const DONE: Record<TimelineAction | SecurityEvent, string> = {
   created: 'created it',
   updated: 'changed',
   deleted: 'deleted it',
+  restored: 'restored',
+  note: 'added a note',
   sign_in: 'signed in',
   sign_in_failed: 'failed to sign in',
   locked: 'locked after too many failed sign-ins',
@@ -457,6 +465,7 @@ const DONE: Record<Action | SecurityEvent, string> = {
   token_created: 'made an API token',
   token_revoked: 'revoked an API token',
   role_changed: 'changed the role',
+  user_deactivated: 'deactivated the account',
 };
 const DOOR: Record<string, string> = {
   web: 'the web app',
@@ -471,18 +480,76 @@ function ChangedValue({ field, value, choices, locale }: ValueProps) {
   return <Value field={field} value={value} choices={choices} locale={locale} />;
 }
 
+/** Adding a note without leaving the page: htmx swaps the activity panel; without JS the form posts and comes back. */
+function AddNote({ ctx, resource, path }: { ctx: PageContext; resource: Resource; path: string }) {
+  return annotationsOf(resource)
+    .filter(({ resource: other }) => may(ctx.viewer, other, 'create'))
+    .map(({ resource: other }) => (
+      <form
+        method="post"
+        action={`${path}/${other.name}`}
+        class="add-note"
+        hx-post={`${path}/${other.name}`}
+        hx-target="#activity"
+        hx-swap="outerHTML"
+      >
+        <CsrfInput token={ctx.csrf} />
+        <label for={`new-${other.singular}`}>Add a {other.singular}</label>
+        <textarea
+          id={`new-${other.singular}`}
+          name={other.title.name}
+          rows={3}
+          maxlength={other.title.max}
+          required
+          placeholder="Write a note; @name or @email tells a teammate"
+        />
+        <button type="submit">Add {other.singular}</button>
+      </form>
+    ));
+}
+
+/** A note on the timeline: its text as it is now; its author or an admin may edit or delete it. */
+function NoteEntry({ ctx, resource, entry }: { ctx: PageContext; resource: Resource; entry: Entry }) {
+  const note = entry.note;
+  const notes = annotationsOf(resource).find((a) => a.resource.decl.timelineAction === entry.action)?.resource;
+  if (!note || !notes) return null;
+  // The entry's actor wrote it.
+  const mine = may(ctx.viewer, notes, 'update', { created_by: entry.actor?.id ?? null });
+  return (
+    <>
+      <p class="note-body">{note.body}</p>
+      {mine ? (
+        <p class="note-actions">
+          <a href={`/${notes.name}/${String(note.id)}/edit`}>Edit</a> ·{' '}
+          <a href={`/${notes.name}/${String(note.id)}/delete`}>Delete</a>
+        </p>
+      ) : null}
+    </>
+  );
+}
+
 /** The record's timeline, newest first: who changed what ("Status: Not set → Yes"), when, and through which door. */
-function ActivityPanel(props: {
+export function ActivityPanel(props: {
   ctx: PageContext;
   resource: Resource;
+  record: Row;
   path: string;
   activity: Timeline;
   choices: Choices;
+  /** What adding a note did, when the panel is sent alone (htmx). */
+  notice?: Flash;
 }) {
-  const { ctx, resource, path, activity, choices } = props;
+  const { ctx, resource, record, path, activity, choices, notice } = props;
+  const mayUndo = may(ctx.viewer, resource, 'update', record);
   return (
     <section class="card activity" id="activity" aria-label="Activity">
       <h2>Activity</h2>
+      {notice ? (
+        <p class={`flash flash-${notice.kind}`} role={notice.kind === 'error' ? 'alert' : 'status'}>
+          {notice.text}
+        </p>
+      ) : null}
+      <AddNote ctx={ctx} resource={resource} path={path} />
       {activity.data.length === 0 ? (
         <p class="muted">No changes recorded yet.</p>
       ) : (
@@ -492,7 +559,8 @@ function ActivityPanel(props: {
             return (
               <li>
                 <p>
-                  <strong>{entry.actor?.name ?? 'Someone'}</strong> {DONE[entry.action as Action] ?? entry.action}{' '}
+                  <strong>{entry.actor?.name ?? 'Someone'}</strong>{' '}
+                  {DONE[entry.action as TimelineAction] ?? entry.action}{' '}
                   <span class="muted">
                     · <time datetime={entry.at}>{when.text}</time> · through {DOOR[entry.via] ?? entry.via}
                   </span>
@@ -514,6 +582,16 @@ function ActivityPanel(props: {
                       <li>{resource.field(name)?.label ?? name} changed</li>
                     ))}
                   </ul>
+                ) : null}
+                <NoteEntry ctx={ctx} resource={resource} entry={entry} />
+                {mayUndo && entry.changes && (entry.action === 'updated' || entry.action === 'restored') ? (
+                  <form method="post" action={`${path}/restore`} class="inline">
+                    <CsrfInput token={ctx.csrf} />
+                    <input type="hidden" name="change_id" value={String(entry.id)} />
+                    <button type="submit" class="link-button">
+                      Undo this change
+                    </button>
+                  </form>
                 ) : null}
               </li>
             );
@@ -548,19 +626,23 @@ export function DetailPage(props: {
       <div class="toolbar">
         <h1>{recordTitle(resource, record)}</h1>
         <div class="actions">
-          <a class="button" href={`/${resource.name}/${id}/edit`}>
-            Edit
-          </a>
+          {may(ctx.viewer, resource, 'update', record) ? (
+            <a class="button" href={`/${resource.name}/${id}/edit`}>
+              Edit
+            </a>
+          ) : null}
           {recordResources
-            .filter((r) => r.base === resource)
+            .filter((r) => r.base === resource && may(ctx.viewer, r, 'create'))
             .map((r) => (
               <a class="button button-secondary" href={`/${r.name}/new?from=${id}`}>
                 Create {r.singular}
               </a>
             ))}
-          <a class="button button-danger" href={`/${resource.name}/${id}/delete`}>
-            Delete
-          </a>
+          {may(ctx.viewer, resource, 'delete', record) ? (
+            <a class="button button-danger" href={`/${resource.name}/${id}/delete`}>
+              Delete
+            </a>
+          ) : null}
         </div>
       </div>
       <section class="card" aria-label="Details">
@@ -593,6 +675,7 @@ export function DetailPage(props: {
         <ActivityPanel
           ctx={ctx}
           resource={resource}
+          record={record}
           path={`/${resource.name}/${id}`}
           activity={activity}
           choices={choices}
@@ -640,16 +723,19 @@ export function RecordForm({ ctx, resource, record, values, errors, etag, choice
             another field since is no conflict. */}
         {editing ? <input type="hidden" name="_was" value={was ?? shownValues(resource, record)} /> : null}
         <div class="form-grid">
-          {formFields(resource).map((f, i) => (
-            <FieldInput
-              field={f}
-              value={values[f.name]}
-              errors={errors?.[f.name]}
-              choices={choices}
-              autoFocus={i === 0 && !errors}
-              optionalPassword={editing && f.kind.writeOnly}
-            />
-          ))}
+          {formFields(resource)
+            // Who created a record is the server's to say; an admin may correct it.
+            .filter((f) => !f.defaultActor || ctx.viewer?.role === 'admin')
+            .map((f, i) => (
+              <FieldInput
+                field={f}
+                value={values[f.name]}
+                errors={errors?.[f.name]}
+                choices={choices}
+                autoFocus={i === 0 && !errors}
+                optionalPassword={editing && f.kind.writeOnly}
+              />
+            ))}
         </div>
         <div class="actions">
           <button type="submit">{editing ? 'Save changes' : `Create ${resource.singular}`}</button>
@@ -739,15 +825,63 @@ export function ConflictPage({
   );
 }
 
-export function DeletePage({ ctx, resource, record }: { ctx: PageContext; resource: Resource; record: Row }) {
+export function DeletePage(props: {
+  ctx: PageContext;
+  resource: Resource;
+  record: Row;
+  /** Set when the record goes to the trash. */
+  trashDays?: number;
+  /** The work assigned to a user, by resource: someone must take it over. */
+  work?: { resource: Resource; count: number }[];
+  heirs?: Row[];
+  errors?: FieldErrors;
+}) {
+  const { ctx, resource, record, trashDays, work = [], heirs = [], errors } = props;
   const id = String(record.id);
+  const title = recordTitle(resource, record);
+  const what = work.map((w) => `${w.count} ${w.count === 1 ? w.resource.singular : w.resource.name}`).join(' and ');
   return (
-    <Layout ctx={ctx} title={`Delete ${recordTitle(resource, record)}`}>
+    <Layout ctx={ctx} title={`Delete ${title}`}>
       <section class="card narrow">
-        <h1>Delete {recordTitle(resource, record)}?</h1>
-        <p>This {resource.singular} will be removed for everyone. This cannot be undone.</p>
+        <h1>Delete {title}?</h1>
+        <ErrorSummary errors={errors} />
+        {trashDays ? (
+          <p>
+            This {resource.singular} and its notes go to the trash for {trashDays} days; until then you can restore
+            them, with their links, from the Trash page.
+          </p>
+        ) : (
+          <p>
+            This {resource.singular} will be removed for everyone. This cannot be undone.
+            {resource.field('active') ? (
+              <>
+                {' '}
+                To stop their sign-ins and keep their name on their work,{' '}
+                <a href={`/${resource.name}/${id}/edit`}>deactivate</a> the account instead.
+              </>
+            ) : null}
+          </p>
+        )}
         <form method="post" action={`/${resource.name}/${id}/delete`} class="actions">
           <CsrfInput token={ctx.csrf} />
+          {work.length ? (
+            <div class="field">
+              <label for="reassign_to">
+                {title} still has {what} assigned. Give them to
+              </label>
+              <select
+                id="reassign_to"
+                name="reassign_to"
+                required
+                aria-invalid={errors?.reassign_to ? 'true' : undefined}
+              >
+                <option value="">Choose a teammate…</option>
+                {heirs.map((h) => (
+                  <option value={String(h.id)}>{String(h.name)}</option>
+                ))}
+              </select>
+            </div>
+          ) : null}
           <button type="submit" class="button-danger">
             Delete
           </button>

@@ -1,0 +1,109 @@
+// One scheduler, one process at a time (DESIGN.md): every app process ticks, and
+// the one that holds the lease row in the database does the timed work (the
+// trash's purge now; reminders and webhook deliveries later). The holder renews
+// the lease on each tick; when it dies, the lease runs out and another process
+// takes it on its next tick, so a dead holder is replaced within lease + tick.
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database } from './db/connection.ts';
+import type { Executor } from './db/tables.ts';
+
+export interface Job {
+  name: string;
+  /** How often it runs, at most. */
+  everyMs: number;
+  run(db: Executor): Promise<void>;
+}
+
+export interface SchedulerOptions {
+  tickMs: number;
+  leaseMs: number;
+}
+
+export interface Scheduler {
+  /** This process's name in the lease row. */
+  holder: string;
+  /** One tick: take or renew the lease, then run what is due; answers whether this process held it. */
+  tick(): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
+const LEASE = 'scheduler';
+
+/** Takes the lease if it is free, run out, or already ours; answers whether we hold it now. */
+async function takeLease(db: Executor, holder: string, leaseMs: number): Promise<boolean> {
+  const now = new Date();
+  const until = new Date(now.getTime() + leaseMs).toISOString();
+  await db
+    .insertInto('leases')
+    .values({ name: LEASE, holder, expires_at: until })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
+  const taken = await db
+    .updateTable('leases')
+    .set({ holder, expires_at: until })
+    .where('name', '=', LEASE)
+    .where((eb) => eb.or([eb('holder', '=', holder), eb('expires_at', '<', now.toISOString())]))
+    .executeTakeFirst();
+  return Number(taken.numUpdatedRows) === 1;
+}
+
+export function startScheduler(
+  database: Database,
+  jobs: readonly Job[],
+  log: FastifyBaseLogger,
+  options: SchedulerOptions,
+): Scheduler {
+  const holder = randomUUID();
+  const lastRun = new Map<string, number>();
+  let running: Promise<boolean> | null = null;
+  let stopped = false;
+
+  const tick = async (): Promise<boolean> => {
+    if (!(await takeLease(database.db, holder, options.leaseMs))) return false;
+    for (const job of jobs) {
+      if (stopped) break;
+      const now = Date.now();
+      if (now - (lastRun.get(job.name) ?? 0) < job.everyMs) continue;
+      lastRun.set(job.name, now);
+      try {
+        await job.run(database.db);
+      } catch (error) {
+        log.error({ err: error, job: job.name }, 'a scheduled job failed; it runs again when next due');
+      }
+    }
+    return true;
+  };
+
+  const guarded = () => {
+    if (running || stopped) return;
+    running = tick()
+      .catch((error: unknown) => {
+        log.warn({ err: error }, 'the scheduler could not reach the database; it tries again on the next tick');
+        return false;
+      })
+      .finally(() => {
+        running = null;
+      });
+  };
+  const timer = setInterval(guarded, options.tickMs);
+  timer.unref();
+  guarded();
+
+  return {
+    holder,
+    tick,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+      // Let another process take over at once instead of after the lease runs out.
+      await database.db
+        .deleteFrom('leases')
+        .where('name', '=', LEASE)
+        .where('holder', '=', holder)
+        .execute()
+        .catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,75 @@
+// The scheduler's lease, on each database: of several processes' schedulers on
+// one database exactly one runs the timed work; when it stops or dies another
+// takes over. And its first job: deletions older than TRASH_DAYS are emptied
+// from the trash (their values are gone; restoring answers 410).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { purgeTrash } from '../src/records/trash.ts';
+import { startScheduler } from '../src/scheduler.ts';
+import { startApp, type TestApp } from './helpers/app.ts';
+import { DIALECTS } from './helpers/database.ts';
+
+const quiet = { error() {}, warn() {} } as never;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+for (const dialect of DIALECTS) {
+  describe(`scheduler (${dialect})`, () => {
+    let app: TestApp;
+    before(async () => {
+      app = await startApp(dialect);
+    });
+    after(() => app.close());
+
+    test('one holder at a time runs the jobs; a stopped or dead holder is replaced', async () => {
+      // The app's own scheduler holds the lease now: let it go, so that these two compete alone.
+      await app.database.db.deleteFrom('leases').execute();
+      const runs: string[] = [];
+      const job = (who: string) => [{ name: 'count', everyMs: 0, run: async () => void runs.push(who) }];
+      const options = { tickMs: 60_000, leaseMs: 400 };
+      const one = startScheduler(app.database, job('one'), quiet, options);
+      const two = startScheduler(app.database, job('two'), quiet, options);
+      await sleep(50);
+      runs.length = 0;
+      const held = await Promise.all([one.tick(), two.tick(), one.tick(), two.tick()]);
+      assert.equal(held.filter(Boolean).length, 2, 'one of them holds it, on both of its ticks');
+      assert.equal(new Set(runs).size, 1, `only the holder ran: ${runs.join(',')}`);
+      const [holder, other] = runs[0] === 'one' ? [one, two] : [two, one];
+      // A holder that dies stops renewing: once the lease runs out, the other takes it.
+      assert.equal(await other.tick(), false);
+      await sleep(500);
+      assert.equal(await other.tick(), true, 'taken over after the lease ran out');
+      assert.equal(await holder.tick(), false, 'the old holder does not run any more');
+      // Stopping hands the lease back at once.
+      await other.stop();
+      assert.equal(await holder.tick(), true);
+      await holder.stop();
+    });
+
+    test('deletions older than TRASH_DAYS are emptied: gone from the trash, and restoring says so', async () => {
+      const old = (await app.post('/api/v1/contacts', { name: 'Long gone', city: 'Oslo' })).body.data;
+      const recent = (await app.post('/api/v1/contacts', { name: 'Just deleted' })).body.data;
+      for (const c of [old, recent]) assert.equal((await app.delete(`/api/v1/contacts/${c.id}`)).status, 204);
+      const trash = (await app.get('/api/v1/trash')).body.data as { id: unknown; change_id: unknown }[];
+      const item = trash.find((t) => String(t.id) === String(old.id))!;
+      const longAgo = new Date(Date.now() - 31 * 24 * 3600 * 1000).toISOString();
+      await app.database.db
+        .updateTable('change_log')
+        .set({ at: longAgo })
+        .where('id', '=', BigInt(String(item.change_id)))
+        .execute();
+      assert.equal(await purgeTrash(app.database.db, 30), 1);
+      const left = (await app.get('/api/v1/trash')).body.data as { id: unknown }[];
+      assert.deepEqual(
+        left.filter((t) => [String(old.id), String(recent.id)].includes(String(t.id))).map((t) => String(t.id)),
+        [String(recent.id)],
+      );
+      const restore = await app.post(`/api/v1/trash/${item.change_id}/restore`);
+      assert.equal(restore.status, 410, restore.text);
+      const { rows } = await sql<{ changes: string | null }>`select changes from change_log where id = ${BigInt(
+        String(item.change_id),
+      )}`.execute(app.database.db);
+      assert.equal(rows[0]!.changes, null, 'the values are gone from the log');
+    });
+  });
+}
