@@ -20,15 +20,13 @@
 // same five transactions of 2,000 rows that a whole file's import runs in a
 // row), so that a burst of noise of a few seconds hits both sides.
 // Writes the database's change-log section of bench/RESULTS.md.
-import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'csv-stringify/sync';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { createUser } from '../src/accounts/register.ts';
 import { CITIES, ContactFaker } from '../src/cli/fake-data.ts';
 import { type Database, openDatabase } from '../src/db/connection.ts';
@@ -37,8 +35,19 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import { importCsv } from '../src/records/csv.ts';
 import { type Context, createRecord, updateRecord } from '../src/records/operations.ts';
 import { contact } from '../src/resources/index.ts';
-import { dialectsOf, fmt, machine, RESULTS_FILE, table, utcMinute, writeSection } from './results.ts';
-import { ROOT } from './processes.ts';
+import { PG_ADMIN, pgAdmin } from './places.ts';
+import { cpuTicks } from './processes.ts';
+import {
+  codeState,
+  describeCode,
+  dialectsOf,
+  fmt,
+  machine,
+  RESULTS_FILE,
+  table,
+  utcMinute,
+  writeSection,
+} from './results.ts';
 import { createBody } from './scenarios.ts';
 
 const USAGE = `npm run bench:change-log -- [options]
@@ -82,7 +91,6 @@ if (!Number.isInteger(rounds) || rounds < 1) fail('--rounds must be a whole numb
 const WARM_WRITES = Math.min(writes, 500);
 const WARM_ROWS = Math.min(rows, 4000);
 const SEED = 1;
-const PG_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const command = `npm run bench:change-log${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
 /** The issue's targets: create and patch with the log ≥ 0.85 × without; the import at most 15% slower. */
@@ -100,48 +108,11 @@ const seconds = (n: number) => `${n.toFixed(2)} s`;
 const ratio3 = (n: number) => `${n.toFixed(3)}×`;
 const percent = (n: number) => `${n >= 0 ? '+' : '−'}${Math.abs(n * 100).toFixed(1)}%`;
 
-// ------------------------------------------------------------------ the code measured
-
-/**
- * The code a run measures: the commit, and the files of src/ that differ from it. Others edit src/ while a bench
- * runs, and the migrations are read again for every fresh database, so a run compares this at its start and end.
- * Read-only git commands (no optional locks: not even the index's stat cache is written).
- */
-function codeState(): { head: string; dirty: string[]; digest: string } {
-  const git = (...args: string[]) =>
-    execFileSync('git', ['--no-optional-locks', ...args], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 28 });
-  try {
-    const head = git('rev-parse', '--short', 'HEAD').trim();
-    const changed = git('diff', '--name-only', 'HEAD', '--', 'src').split('\n').filter(Boolean);
-    const untracked = git('ls-files', '--others', '--exclude-standard', '--', 'src').split('\n').filter(Boolean);
-    const digest = createHash('sha1')
-      .update(git('diff', 'HEAD', '--', 'src'))
-      .update(untracked.map((f) => fs.readFileSync(path.join(ROOT, f))).join('\0'))
-      .digest('hex');
-    return { head, dirty: [...changed, ...untracked], digest };
-  } catch {
-    return { head: 'unknown (no git)', dirty: [], digest: '' };
-  }
-}
-
-const describeCode = (c: ReturnType<typeof codeState>) =>
-  `commit ${c.head}${c.dirty.length ? ` with uncommitted changes to ${c.dirty.join(', ')}` : ''}`;
-
 // ------------------------------------------------------------------ databases
 
 /** The two sides of every measurement. */
 type Side = 'on' | 'off';
 const SIDE_LABEL: Record<Side, string> = { on: 'log on', off: 'log off' };
-
-async function pgAdmin(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_ADMIN });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Databases not yet dropped, for a Ctrl-C in the middle. */
 const undropped = new Set<() => Promise<void>>();
@@ -311,17 +282,6 @@ async function measureWrites(dialect: Dialect, n: number, first: Side): Promise<
     return { on: rates('on'), off: rates('off') };
   } finally {
     for (const f of Object.values(fresh)) await f.drop();
-  }
-}
-
-/** CPU ticks (1/100 s, user + system) a process has spent, or null when it is gone or cannot be read. */
-function cpuTicks(pid: number): number | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime, stime
-  } catch {
-    return null;
   }
 }
 

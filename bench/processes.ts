@@ -19,8 +19,21 @@ export function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | nu
   }
 }
 
+/** CPU ticks (1/100 s, user + system) a process has spent, or null when it is gone or cannot be read. */
+export function cpuTicks(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime, stime
+  } catch {
+    return null;
+  }
+}
+
 export interface CommandResult {
   code: number;
+  /** The signal that ended it, if one did (then `code` is 1). */
+  signal?: NodeJS.Signals;
   stdout: string;
   stderr: string;
   seconds: number;
@@ -58,10 +71,11 @@ export function leadbook(
         }, 50)
       : undefined;
     child.stdin.end(options.input ?? '');
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       if (poll) clearInterval(poll);
       resolve({
         code: code ?? 1,
+        ...(signal ? { signal } : {}),
         stdout,
         stderr,
         seconds: (performance.now() - started) / 1000,

@@ -1,6 +1,8 @@
 // bench/RESULTS.md: one section per database, between markers, so that a run
 // on one database replaces its own section and leaves the other's alone; the
 // section holds the measurements and the issue's targets with pass or fail.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,13 +11,23 @@ import type { LoadResult } from './load.ts';
 import { LABELS, SCENARIOS, type ScenarioName } from './scenarios.ts';
 
 export const RESULTS_FILE = path.resolve(import.meta.dirname, 'RESULTS.md');
+const ROOT_DIR = path.resolve(import.meta.dirname, '..');
 
 /**
- * The sections: one per database, the start-up comparison (bench/startup.ts), and the change log's cost on each
- * database (bench/change-log.ts). A section not listed here would be dropped when another is written.
+ * The sections: one per database, the start-up comparison (bench/startup.ts), the change log's cost on each
+ * database (bench/change-log.ts), and the pipeline's pages, search and bulk update on each (bench/pipeline.ts). A
+ * section not listed here would be dropped when another is written.
  */
-export type Section = Dialect | 'startup' | `change-log:${Dialect}`;
-const ORDER: Section[] = ['sqlite', 'postgres', 'startup', 'change-log:sqlite', 'change-log:postgres'];
+export type Section = Dialect | 'startup' | `change-log:${Dialect}` | `pipeline:${Dialect}`;
+const ORDER: Section[] = [
+  'sqlite',
+  'postgres',
+  'startup',
+  'change-log:sqlite',
+  'change-log:postgres',
+  'pipeline:sqlite',
+  'pipeline:postgres',
+];
 const HEADER = `# Bench results
 
 Written by \`npm run bench\` (bench/run.ts); each database's section is replaced
@@ -24,7 +36,9 @@ app's SQL for the same scenario (bench/floor.ts, bench/floor-sql.ts). Throughput
 is measured at 10 connections, service time (p50, p99) at 1 connection, each
 scenario driven by autocannon from a separate process. The start-up section is
 written by \`npm run bench:startup\` (bench/startup.ts), the change log's cost on
-each database by \`npm run bench:change-log\` (bench/change-log.ts).
+each database by \`npm run bench:change-log\` (bench/change-log.ts), the
+pipeline's board, search and bulk update by \`npm run bench:pipeline\`
+(bench/pipeline.ts).
 `;
 
 const start = (d: Section) => `<!-- bench:${d}:start -->`;
@@ -55,6 +69,38 @@ export function machine(): string {
   const ram = (os.totalmem() / 2 ** 30).toFixed(1);
   return `${cpus.length} cores, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${ram} GB RAM`;
 }
+
+/**
+ * The code a run measures: the commit, and the files of src/ that differ from it. Others edit src/ while a bench
+ * runs, and the migrations are read again for every fresh database, so a run compares this at its start and end.
+ * Read-only git commands (no optional locks: not even the index's stat cache is written).
+ */
+export function codeState(): { head: string; dirty: string[]; digest: string } {
+  const git = (...args: string[]) =>
+    execFileSync('git', ['--no-optional-locks', ...args], { cwd: ROOT_DIR, encoding: 'utf8', maxBuffer: 1 << 28 });
+  try {
+    const head = git('rev-parse', '--short', 'HEAD').trim();
+    const changed = git('diff', '--name-only', 'HEAD', '--', 'src').split('\n').filter(Boolean);
+    const untracked = git('ls-files', '--others', '--exclude-standard', '--', 'src').split('\n').filter(Boolean);
+    const digest = createHash('sha1')
+      .update(git('diff', 'HEAD', '--', 'src'))
+      .update(untracked.map((f) => fs.readFileSync(path.join(ROOT_DIR, f))).join('\0'))
+      .digest('hex');
+    return { head, dirty: [...changed, ...untracked], digest };
+  } catch {
+    return { head: 'unknown (no git)', dirty: [], digest: '' };
+  }
+}
+
+/** The code, as a section says it: the commit, and the files changed since (how many, when they are many). */
+export const describeCode = (c: ReturnType<typeof codeState>) =>
+  `commit ${c.head}${
+    c.dirty.length === 0
+      ? ''
+      : c.dirty.length <= 8
+        ? ` with uncommitted changes to ${c.dirty.join(', ')}`
+        : ` with uncommitted changes to ${c.dirty.length} files of src/ (diff ${c.digest.slice(0, 10)})`
+  }`;
 
 /** The databases `--db` names: sqlite, postgres or both (anything else fails). */
 export function dialectsOf(db: string | undefined, fail: (message: string) => never): Dialect[] {

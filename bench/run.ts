@@ -10,13 +10,25 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import SQLite from 'better-sqlite3';
-import pg from 'pg';
 import { TIME_SPAN } from '../src/cli/fake-data.ts';
 import type { Dialect } from '../src/db/dialect.ts';
 import { sqlDrift } from './app-sql.ts';
 import type { LoadJob, LoadResult } from './load.ts';
-import { LoadClient, ROOT, type Server, appServer, floorServer, leadbook, procStatusKb, stopAll } from './processes.ts';
+import {
+  DATA_ROOT,
+  type Place,
+  createAccounts,
+  dropAll,
+  freshPlace,
+  getJson,
+  type Json,
+  log,
+  postJson,
+  readRows,
+  seedPlace,
+  sleep,
+} from './places.ts';
+import { LoadClient, type Server, appServer, floorServer, leadbook, procStatusKb, stopAll } from './processes.ts';
 import { dialectsOf, type Measured, RESULTS_FILE, type Report, fmt, section, writeSection } from './results.ts';
 import {
   LABELS,
@@ -81,108 +93,12 @@ const scenarios = SCENARIOS.filter(wanted);
 // No scenario reads inquiries: the quick mode spends its minutes on contacts.
 const inquiries = argv.quick ? 0 : Math.round(rows / 10);
 const SEED = 1;
-const PG_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const DATA_ROOT = path.join(ROOT, 'bench/.data');
 const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
-
-const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ------------------------------------------------------------------ databases
 
-async function pgAdmin(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_ADMIN });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
-async function pgQuery<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(text)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-interface Place {
-  env: Record<string, string>;
-  url?: string;
-  drop(): Promise<void>;
-}
-
-/** Databases not yet dropped, for a Ctrl-C in the middle. */
-const undropped = new Set<() => Promise<void>>();
-
-/** A fresh, empty database: a directory under bench/.data, or a new PostgreSQL database. */
-async function freshPlace(dialect: Dialect, name: string, appKey: string): Promise<Place> {
-  const dataDir = path.join(DATA_ROOT, name);
-  fs.rmSync(dataDir, { recursive: true, force: true });
-  fs.mkdirSync(dataDir, { recursive: true });
-  const removeDir = async () => fs.rmSync(dataDir, { recursive: true, force: true });
-  const env = { DATA_DIR: dataDir, APP_KEY: appKey, LOG_LEVEL: 'warn', DATABASE_URL: '' };
-  if (dialect === 'sqlite') {
-    const drop = async () => {
-      undropped.delete(drop);
-      await removeDir();
-    };
-    undropped.add(drop);
-    return { env, drop };
-  }
-  const db = name.replace(/[^a-z0-9_]/g, '_');
-  await pgAdmin(`drop database if exists ${db} with (force)`);
-  await pgAdmin(`create database ${db}`);
-  const url = new URL(PG_ADMIN);
-  url.pathname = `/${db}`;
-  const drop = async () => {
-    undropped.delete(drop);
-    await removeDir();
-    await pgAdmin(`drop database if exists ${db} with (force)`);
-  };
-  undropped.add(drop);
-  return { env: { ...env, DATABASE_URL: url.toString() }, url: url.toString(), drop };
-}
-
-async function countContacts(dialect: Dialect, place: Place): Promise<number> {
-  if (dialect === 'postgres')
-    return Number((await pgQuery<{ n: string }>(place.url!, 'select count(*) as n from contacts'))[0]!.n);
-  const db = new SQLite(path.join(place.env.DATA_DIR!, 'leadbook.sqlite'), { readonly: true });
-  try {
-    return Number((db.prepare('select count(*) as n from contacts').get() as { n: number }).n);
-  } finally {
-    db.close();
-  }
-}
-
-// ------------------------------------------------------------------ HTTP
-
-// biome-ignore lint/suspicious/noExplicitAny: a parsed JSON answer, its fields checked at run time
-type Json = any;
-
-async function getJson(url: string, token?: string): Promise<{ status: number; body: Json }> {
-  const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = text;
-  }
-  return { status: res.status, body };
-}
-
-async function postJson(url: string, json: unknown): Promise<{ status: number; body: Json }> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(json),
-  });
-  return { status: res.status, body: await res.json().catch(() => null) };
+async function countContacts(place: Place): Promise<number> {
+  return Number((await readRows<{ n: unknown }>(place, 'select count(*) as n from contacts'))[0]!.n);
 }
 
 // ------------------------------------------------------------------ scenarios
@@ -301,35 +217,18 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
   try {
     // 1. Data.
     log(`${dialect}: seeding ${fmt.int(rows)} contacts and ${fmt.int(inquiries)} inquiries`);
-    const seeded = await leadbook(
-      ['seed', '--contacts', String(rows), '--inquiries', String(inquiries), '--seed', String(SEED)],
-      place.env,
-      { showProgress: true },
-    );
-    if (seeded.code !== 0) throw new Error(`leadbook seed failed:\n${seeded.stderr}`);
-    const rate = Number(/([\d,]+) rows\/s/.exec(seeded.stdout)?.[1]?.replaceAll(',', '') ?? NaN);
-    report.seed = { rows: rows + inquiries, seconds: seeded.seconds, rate };
-    log(`${dialect}: ${seeded.stdout.trim()}`);
-    if (dialect === 'postgres') {
-      // What autovacuum reaches a minute after a bulk load: planner statistics and the visibility map.
-      await pgQuery(place.url!, 'vacuum (analyze) contacts, inquiries, users');
-    }
+    const seeded = await seedPlace(place, { contacts: rows, inquiries, seed: SEED });
+    report.seed = { rows: seeded.rows, seconds: seeded.seconds, rate: seeded.rate };
+    log(`${dialect}: ${seeded.said}`);
     const admin = { email: 'bench-admin@example.com', password: `bench admin ${randomBytes(9).toString('base64url')}` };
     const signer = {
       email: 'bench-storm@example.com',
       password: `bench storm ${randomBytes(9).toString('base64url')}`,
     };
-    const made = await Promise.all(
-      (
-        [
-          [admin, ['--admin', '--name', 'Bench Admin']],
-          [signer, ['--name', 'Bench Storm']],
-        ] as const
-      ).map(([who, args]) =>
-        leadbook(['user:create', '--email', who.email, ...args], place.env, { input: `${who.password}\n` }),
-      ),
-    );
-    for (const m of made) if (m.code !== 0) throw new Error(`leadbook user:create failed:\n${m.stderr}`);
+    await createAccounts(place, [
+      { ...admin, name: 'Bench Admin', admin: true },
+      { ...signer, name: 'Bench Storm' },
+    ]);
 
     // 2. Servers.
     cleanups.unshift(async () => {
@@ -536,7 +435,7 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
       } else {
         report.csv.exportSeconds = exported.seconds;
         report.csv.exportPeakMb = exported.peakRssMb;
-        report.csv.exportRows = await countContacts(dialect, place);
+        report.csv.exportRows = await countContacts(place);
         log(
           `${dialect}: exported ${fmt.int(report.csv.exportRows)} contacts in ${fmt.s(exported.seconds)}, peak RSS ${fmt.mb(exported.peakRssMb)}`,
         );
@@ -558,7 +457,7 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
           log(`${dialect}: ${report.csv.note}`);
         } else {
           report.csv.importSeconds = imported.seconds;
-          report.csv.importedRows = await countContacts(dialect, target);
+          report.csv.importedRows = await countContacts(target);
           log(`${dialect}: imported ${fmt.int(report.csv.importedRows)} contacts in ${fmt.s(imported.seconds)}`);
           if (report.csv.importedRows !== report.csv.exportRows)
             report.notes.push(
@@ -588,7 +487,7 @@ const onSignal = () => {
   stopAll();
   // The servers need a moment to let go of their connections before their database can be dropped.
   void sleep(1000)
-    .then(() => Promise.allSettled([...undropped].map((drop) => drop())))
+    .then(dropAll)
     .finally(() => process.exit(130));
 };
 process.once('SIGINT', onSignal);

@@ -10,7 +10,11 @@
       var d = new Date(el.getAttribute('datetime'));
       if (isNaN(d.getTime())) return;
       var dateOnly = el.dataset.dateOnly === 'true';
-      el.textContent = dateOnly ? d.toLocaleDateString(undefined, { timeZone: 'UTC' }) : d.toLocaleString();
+      // A list's cells are one short line (the whole instant is in the title).
+      var short = el.closest && el.closest('.list-table');
+      el.textContent = dateOnly
+        ? d.toLocaleDateString(undefined, { timeZone: 'UTC' })
+        : short ? d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : d.toLocaleString();
       el.title = d.toISOString();
     });
   }
@@ -90,6 +94,15 @@
   document.addEventListener('htmx:beforeHistoryUpdate', function (e) {
     var update = e.detail.history;
     if (update && update.type === 'push' && new URL(update.path, location.href).href === location.href.split('#')[0]) update.type = 'replace';
+  });
+
+  // A list's search and filters leave their empty fields out of the address (the server would redirect to it).
+  document.addEventListener('htmx:configRequest', function (e) {
+    if (e.detail.verb !== 'get' || !e.detail.elt.closest || !e.detail.elt.closest('form[hx-push-url]')) return;
+    var params = e.detail.parameters;
+    var empty = [];
+    params.forEach(function (value, name) { if (value === '') empty.push(name); });
+    empty.forEach(function (name) { params.delete(name); });
   });
 
   function init(root) {

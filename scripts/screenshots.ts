@@ -149,6 +149,10 @@ async function main() {
     const agentId = (
       await api('POST', '/api/v1/users', { ...agent, role: 'agent', city: 'Lisbon', country: 'Portugal' })
     ).data.id as number;
+    // The lookups the contacts name (ids 1–3 on a fresh database), by name in the lists.
+    for (const name of ['Maintenance plan', 'Installation', 'Training'])
+      await api('POST', '/api/v1/services', { name });
+    for (const name of ['Website', 'Trade fair', 'Referral']) await api('POST', '/api/v1/sources', { name });
     const contactIds: number[] = [];
     for (const c of CONTACTS) contactIds.push((await api('POST', '/api/v1/contacts', c)).data.id as number);
     const states = [
@@ -182,6 +186,21 @@ async function main() {
     await shoot({ name: 'dashboard', go: goto('/'), reload: true });
     await shoot({ name: 'contacts-index', go: goto('/contacts'), reload: true });
     await shoot({ name: 'contacts-index-empty', go: goto('/contacts?search=nobody-by-this-name'), reload: true });
+    // The list's tools: the column chooser open; a saved view, shared with the team, opened with its own columns.
+    await shoot({
+      name: 'contacts-index-columns',
+      go: async (p) => {
+        await p.goto('/contacts');
+        await p.locator('summary', { hasText: 'Columns' }).click();
+      },
+    });
+    const view = { query: 'sort=name&filter%5Bcountry%5D%5Bcontains%5D=a', columns: 'name,city,country,source_id' };
+    await api('POST', '/api/v1/views', { name: 'Countries with an A', resource: 'contacts', shared: true, ...view });
+    await shoot({
+      name: 'contacts-index-view',
+      go: goto(`/contacts?${view.query}&columns=${encodeURIComponent(view.columns)}`),
+      reload: true,
+    });
     await shoot({ name: 'contacts-detail', go: goto(`/contacts/${contactIds[0]}`), reload: true });
     await shoot({ name: 'contacts-new', go: goto('/contacts/new'), reload: true });
     await shoot({
@@ -190,7 +209,7 @@ async function main() {
         await p.goto('/contacts/new');
         await p.getByLabel('Name').fill('Ingrid Holm');
         await p.getByLabel('Email').fill('ingrid@example.com');
-        await p.getByLabel('Service').fill('99999999999');
+        await p.getByLabel('Phone').fill('not a phone number');
         await p.getByLabel('Detail').fill('x'.repeat(501));
         await submit(p, 'Create contact');
       },
@@ -233,6 +252,7 @@ async function main() {
       reload: true,
     });
     await shoot({ name: 'inquiries-detail', go: goto(`/inquiries/${inquiryIds[0]}`), reload: true });
+    await shoot({ name: 'inquiries-board', go: goto('/inquiries/board'), reload: true });
     await shoot({ name: 'inquiries-new-from-contact', go: goto(`/inquiries/new?from=${contactIds[4]}`), reload: true });
     await shoot({ name: 'users-index', go: goto('/users'), reload: true });
     await shoot({ name: 'users-new', go: goto('/users/new'), reload: true });
@@ -348,6 +368,7 @@ async function main() {
     await signIn(agentPage, agent.email, agent.password);
     if (here(agentPage) !== '/') throw new Error(`the agent did not land on the dashboard: ${agentPage.url()}`);
     await shoot({ name: 'dashboard-agent', go: goto('/'), reload: true }, agentPage);
+    await shoot({ name: 'inquiries-board-mine', go: goto('/inquiries/board?mine=1&open=1'), reload: true }, agentPage);
 
     console.log(
       `${shots.length * 2} screenshots of ${shots.length} pages in ${path.relative(process.cwd(), OUT) || OUT}/`,

@@ -17,10 +17,15 @@ import { inputSchema, listSchema, oneSchema, recordSchema } from './derive/api-s
 import { activityRoutes } from './http/api/activity.ts';
 import { authRoutes } from './http/api/auth.ts';
 import { csvRoutes } from './http/api/csv.ts';
+import { bulkRoutes } from './http/api/bulk.ts';
+import { offersBulk } from './records/bulk.ts';
 import { avatarRoutes } from './http/api/avatars.ts';
 import { meRoutes } from './http/api/me.ts';
 import { recordRoutes } from './http/api/records.ts';
 import { schemaRoutes } from './http/api/schema.ts';
+import { settingsRoutes } from './http/api/settings.ts';
+import { refreshLabels } from './records/settings.ts';
+import { searchRoutes } from './http/api/search.ts';
 import { trashRoutes } from './http/api/trash.ts';
 import { declareRouteAccess } from './http/access.ts';
 import { authPlugin } from './http/auth.ts';
@@ -68,6 +73,7 @@ const withoutSecrets = (url: string) => url.replace(SECRET_PARAMS, '$1[redacted]
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, database } = options;
+  database.defaultCountry ??= config.defaultCountry;
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -167,16 +173,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // The operations check bodies and queries themselves (one place for the API and
     // the pages, with field-named messages); route schemas document and shape responses.
     signedIn.setValidatorCompiler(() => () => true);
+    // The words admins gave the state fields, as the database has them now (a database away keeps the last ones).
+    signedIn.addHook('onRequest', async () => {
+      await refreshLabels(database, resources).catch(() => {});
+    });
     await signedIn.register(authPlugin, accounts);
     await signedIn.register(authRoutes(accounts), { prefix: '/api/v1/auth' });
     await signedIn.register(meRoutes(accounts), { prefix: '/api/v1/me' });
     await signedIn.register(avatarRoutes(accounts), { prefix: '/api/v1' });
     await signedIn.register(schemaRoutes(resources), { prefix: '/api/v1' });
+    await signedIn.register(settingsRoutes(database, resources), { prefix: '/api/v1' });
     await signedIn.register(activityRoutes(database), { prefix: '/api/v1' });
     await signedIn.register(trashRoutes(database, config.trashDays), { prefix: '/api/v1' });
+    await signedIn.register(searchRoutes(database), { prefix: '/api/v1' });
     for (const resource of recordResources) {
       await signedIn.register(csvRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });
       await signedIn.register(recordRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });
+      if (offersBulk(resource))
+        await signedIn.register(bulkRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });
     }
     await signedIn.register(webApp(accounts));
   });

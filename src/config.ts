@@ -1,6 +1,7 @@
 // Every setting, read from the environment once and checked, with defaults
 // that make `npm start` work on a laptop with nothing configured.
 import path from 'node:path';
+import { isSupportedCountry } from 'libphonenumber-js';
 
 export interface Config {
   host: string;
@@ -26,6 +27,8 @@ export interface Config {
   trashDays: number;
   /** How often each process asks for the scheduler's lease (and the holder runs what is due). */
   schedulerTickMs: number;
+  /** Where phone numbers written without a country code are (`DE`, `US`): contacts match on the number in E.164. */
+  defaultCountry?: string;
 }
 
 function number(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
@@ -34,6 +37,13 @@ function number(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1)
   const n = Number(raw);
   if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number of at least ${min}, not ${raw}`);
   return n;
+}
+
+function country(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name]?.trim().toUpperCase();
+  if (!raw) return undefined;
+  if (!isSupportedCountry(raw)) throw new Error(`${name} must be a country code such as DE or US, not ${env[name]}`);
+  return raw;
 }
 
 function flag(env: NodeJS.ProcessEnv, name: string): boolean {
@@ -69,5 +79,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     passwordConfirmMinutes: number(env, 'PASSWORD_CONFIRM_MINUTES', 180),
     trashDays: number(env, 'TRASH_DAYS', 30),
     schedulerTickMs: number(env, 'SCHEDULER_TICK_MS', 5000, 50),
+    defaultCountry: country(env, 'DEFAULT_COUNTRY'),
   };
 }

@@ -32,11 +32,15 @@ const line = (cells: unknown[]) =>
     .join(',');
 const csvOf = (header: string[], rows: unknown[][]) => `${[line(header), ...rows.map(line)].join('\r\n')}\r\n`;
 
-/** What the export writes for a value the API answers. */
-function cell(field: Field, value: unknown): string {
+/**
+ * What the export writes for a value the API answers; a reference, as the name `names` gives for its id (a source's
+ * name, a user's email: what the import takes back), written as text.
+ */
+function cell(field: Field, value: unknown, names?: ReadonlyMap<string, string>): string {
   if (value === null) return '';
-  const text = String(value);
-  return field.kind.textual && /^'*[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  const name = names?.get(String(value));
+  const text = name ?? String(value);
+  return (name !== undefined || field.kind.textual) && /^'*[=+\-@\t\r]/.test(text) ? `'${text}` : text;
 }
 
 function assertProblem(reply: Reply, status: number, code: string) {
@@ -90,8 +94,24 @@ const TRICKY = '=HYPERLINK("http://evil.example","a, b")\nsecond line 😀';
 for (const dialect of DIALECTS) {
   describe(`CSV import and export (${dialect})`, () => {
     let app: TestApp;
+    /** Services and a source for service_id and source_id to name (references name records that exist). */
+    const services: unknown[] = [];
+    let sourceId: unknown;
+    /** The names a CSV writes for the ids of the records referenced (CONTRACT.md: a source's name, a user's email). */
+    const names: Record<string, Map<string, string>> = {};
     before(async () => {
       app = await startApp(dialect);
+      for (let n = 1; n <= 10; n++) {
+        const made = await app.post('/api/v1/services', { name: `Service ${n}` });
+        assert.equal(made.status, 201, made.text);
+        services.push(made.body.data.id);
+      }
+      const source = await app.post('/api/v1/sources', { name: 'Trade fair' });
+      assert.equal(source.status, 201, source.text);
+      sourceId = source.body.data.id;
+      names.service_id = new Map(services.map((id, i) => [String(id), `Service ${i + 1}`]));
+      names.source_id = new Map([[String(sourceId), 'Trade fair']]);
+      names.created_by = new Map([[String(app.admin.id), app.admin.email]]);
     });
     after(async () => {
       await app?.close();
@@ -108,7 +128,7 @@ for (const dialect of DIALECTS) {
         `Bulk ${String(i).padStart(4, '0')}`,
         `bulk${i}@example.com`,
         i % 2 ? 'Oslo' : 'Porto',
-        i,
+        services[i % services.length],
       ]);
       const imported = await importFile('contacts', csvOf(header, rows));
       assert.equal(imported.status, 200, imported.text);
@@ -138,20 +158,34 @@ for (const dialect of DIALECTS) {
       );
       const createdBy = head!.indexOf('created_by');
       assert.ok(
-        body.every((r) => r[createdBy] === String(app.admin.id)),
-        'created_by is the importer',
+        body.every((r) => r[createdBy] === app.admin.email),
+        'created_by is the importer, by email',
+      );
+      const serviceOf = head!.indexOf('service_id');
+      assert.deepEqual(
+        body.slice(0, 3).map((r) => r[serviceOf]),
+        listed.slice(0, 3).map((r) => names.service_id!.get(String(r.service_id))),
+        'a service by its name',
       );
     });
 
     test('a filtered, sorted export is the API list: same rows, same order, values written exactly and safely', async () => {
+      // Ann's service was made after the other one: a larger id.
+      const [three, nine] = [services[2], services[8]];
       const made = [
-        { name: TRICKY, city: 'Zürich', service_id: 3, detail: 'has "quotes", commas\r\nand a CRLF', budget: '-5 EUR' },
-        { name: 'Béla', city: 'Zürich', service_id: 3, detail: '+41 44 000 00 00', phone: '@home' },
-        { name: 'Ann', city: 'Zürich', service_id: 9, source_id: -7, email: null },
-        { name: 'Not me', city: 'Bern', service_id: 3 },
+        {
+          name: TRICKY,
+          city: 'Zürich',
+          service_id: three,
+          detail: 'has "quotes", commas\r\nand a CRLF',
+          budget: '-5 EUR',
+        },
+        { name: 'Béla', city: 'Zürich', service_id: three, detail: '+41 44 000 00 00', phone: '@home' },
+        { name: 'Ann', city: 'Zürich', service_id: nine, source_id: sourceId, email: null },
+        { name: 'Not me', city: 'Bern', service_id: three },
       ];
       for (const body of made) assert.equal((await app.post('/api/v1/contacts', body)).status, 201);
-      const query = `search=${encodeURIComponent('zür')}&filter[service_id][in]=3,9&sort=-service_id,name`;
+      const query = `search=${encodeURIComponent('zür')}&filter[service_id][in]=${three},${nine}&sort=-service_id,name`;
       const listed = (await app.get(`/api/v1/contacts?${query}&per_page=100`)).body.data as Json[];
       assert.deepEqual(
         listed.map((r) => r.name),
@@ -169,18 +203,15 @@ for (const dialect of DIALECTS) {
       const [, ...rows] = rowsOf(exported.text);
       assert.deepEqual(
         rows,
-        listed.map((record) => fields.map((f) => cell(f, record[f.name]))),
+        listed.map((record) => fields.map((f) => cell(f, record[f.name], names[f.name]))),
       );
       const at = (name: string) => rows[listed.findIndex((r) => r.name === name)]!;
       assert.equal(at('Béla')[fields.findIndex((f) => f.name === 'phone')], "'@home");
       assert.equal(at(TRICKY)[fields.findIndex((f) => f.name === 'budget')], "'-5 EUR");
-      assert.equal(
-        at('Ann')[fields.findIndex((f) => f.name === 'source_id')],
-        '-7',
-        'a negative number stays a number',
-      );
+      assert.equal(at('Ann')[fields.findIndex((f) => f.name === 'source_id')], 'Trade fair', 'a source by its name');
 
-      // The export imports again, to the same values: the quote added against formulas comes off.
+      // The export imports again, to the same values (the names read back as the records they name): the quote added
+      // against formulas comes off.
       const before = await total();
       const again = await importFile('contacts', exported.text);
       assert.deepEqual(again.body, { created: 3, failed: [] });
@@ -225,6 +256,8 @@ for (const dialect of DIALECTS) {
       assert.equal(value('inquiry_status'), 'false');
       assert.equal(value('inquiry_type'), '');
       assert.equal(value('ticket_date'), '2026-11-22T00:00:00.000Z');
+      assert.equal(value('stage_id'), 'New', 'the stage by its name');
+      assert.equal(value('contact_id'), String(made.body.data.contact_id), 'the contact by its id');
       assert.deepEqual(
         head,
         exportFields(inquiry).map((f) => f.name),
@@ -240,7 +273,14 @@ for (const dialect of DIALECTS) {
         assert.equal(copy.inquiry_status, false);
         assert.equal(copy.inquiry_type, null);
         assert.equal(copy.ticket_date, '2026-11-22T00:00:00.000Z');
+        assert.equal(String(copy.contact_id), String(made.body.data.contact_id), 'the same contact');
+        assert.equal(String(copy.stage_id), String(made.body.data.stage_id), 'the same stage');
       }
+
+      const refund = await app.post('/api/v1/inquiries', { name: 'Refund ticket', ticket_id: -7 });
+      assert.equal(refund.status, 201, refund.text);
+      const [refundHead, refundRow] = rowsOf((await app.get('/api/v1/inquiries/export?search=Refund%20ticket')).text);
+      assert.equal(refundRow![refundHead!.indexOf('ticket_id')], '-7', 'a negative number stays a number');
     });
 
     test('3 good rows and 1 bad: 3 created, the bad one reported by row number with its field errors', async () => {
@@ -248,9 +288,9 @@ for (const dialect of DIALECTS) {
       const csv = csvOf(
         ['id', 'name', 'service_id', 'created_at', 'email'],
         [
-          [999999, 'Good one', 1, '2001-01-01T00:00:00Z', 'one@example.com'],
+          [999999, 'Good one', services[0], '2001-01-01T00:00:00Z', 'one@example.com'],
           ['', 'Good two', '', '', ''],
-          ['', 'Good, "three"', '42', '', 'three@example.com'],
+          ['', 'Good, "three"', 'service 5', '', 'three@example.com'],
           ['', 'x'.repeat(256), 'abc', '', 'four@example.com'],
         ],
       );
@@ -262,7 +302,7 @@ for (const dialect of DIALECTS) {
       assert.equal(failure.row, 4, 'the header is row 0; the bad row is the fourth under it');
       assert.equal(failure.line, 5);
       assert.deepEqual(Object.keys(failure.errors).sort(), ['name', 'service_id']);
-      assert.match(failure.errors.service_id[0], /integer/);
+      assert.match(failure.errors.service_id[0], /names no service/);
       assert.match(failure.errors.name[0], /at most 255/);
       assert.equal(await total(), before + 3, 'exactly the 3 good rows were written');
       const one = (await app.get('/api/v1/contacts?search=Good%20one')).body.data[0];
@@ -271,7 +311,9 @@ for (const dialect of DIALECTS) {
       const two = (await app.get('/api/v1/contacts?search=Good%20two')).body.data[0];
       assert.equal(two.service_id, null, 'an empty cell is null');
       assert.equal(two.email, null);
-      assert.equal((await app.get('/api/v1/contacts?search=three')).body.data[0].name, 'Good, "three"');
+      const three = (await app.get('/api/v1/contacts?search=three')).body.data[0];
+      assert.equal(three.name, 'Good, "three"');
+      assert.equal(String(three.service_id), String(services[4]), 'a service named by its name, in any case');
     });
 
     test('unknown columns: 422 naming them, and nothing written', async () => {
@@ -426,7 +468,7 @@ for (const dialect of DIALECTS) {
         const csv = csvOf(
           ['name', 'service_id'],
           [
-            ['Page one', 1],
+            ['Page one', services[0]],
             ['Page two', 'abc'],
             ['Page three', ''],
           ],
@@ -437,7 +479,7 @@ for (const dialect of DIALECTS) {
         assert.match(report.text, /1 row could not be imported/);
         assert.match(
           report.text,
-          /<tr><td>2<\/td><td>3<\/td><td><ul class="import-errors"><li><code>service_id<\/code> must be an integer<\/li><\/ul><\/td><\/tr>/,
+          /<tr><td>2<\/td><td>3<\/td><td><ul class="import-errors"><li><code>service_id<\/code> names no service: there is no service &quot;abc&quot;<\/li><\/ul><\/td><\/tr>/,
         );
         assert.match(report.text, /href="\/contacts"/);
         assert.equal(await total(), before + 2);
@@ -486,7 +528,7 @@ for (const dialect of DIALECTS) {
       });
 
       test('export.csv is the current view of the index (its filters and sort), with a byte order mark', async () => {
-        const path = `search=${encodeURIComponent('zür')}&filter[service_id]=3&sort=name&page=2&per_page=10`;
+        const path = `search=${encodeURIComponent('zür')}&filter[service_id]=${services[2]}&sort=name&page=2&per_page=10`;
         const page = await browser.get(`/contacts/export.csv?${path}`);
         assert.equal(page.status, 200, page.text.slice(0, 3000));
         assert.equal(page.headers.get('content-type'), 'text/csv; charset=utf-8');
@@ -496,7 +538,7 @@ for (const dialect of DIALECTS) {
           'a byte order mark, for spreadsheets',
         );
         const api = await app.get(
-          `/api/v1/contacts/export?search=${encodeURIComponent('zür')}&filter[service_id]=3&sort=name`,
+          `/api/v1/contacts/export?search=${encodeURIComponent('zür')}&filter[service_id]=${services[2]}&sort=name`,
         );
         assert.equal(page.text, api.text, 'the same rows as the API, all of them (paging ignored)');
         assert.ok(rowsOf(api.text).length > 2);

@@ -141,10 +141,16 @@ for (const dialect of DIALECTS) {
           indexdef: string;
         }>`select tablename, indexdef from pg_indexes where schemaname = current_schema()`.execute(database.db);
         for (const r of rows.rows) {
+          // A column named by a keyword (stages.position) is written quoted.
           const columns = /\((.*)\)$/
             .exec(r.indexdef)?.[1]
             ?.split(',')
-            .map((c) => c.trim().split(' ')[0]);
+            .map((c) =>
+              c
+                .trim()
+                .split(' ')[0]!
+                .replace(/^"(.*)"$/, '$1'),
+            );
           if (columns?.length === 2 && columns[1] === 'id') indexed.add(`${r.tablename}.${columns[0]}`);
         }
       } else {

@@ -7,9 +7,19 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { isSafeNumber, parse } from 'lossless-json';
-import { AGENTS, ContactFaker, type FakeRow, InquiryFaker, PLANTED } from '../src/cli/fake-data.ts';
+import {
+  AGENTS,
+  ContactFaker,
+  type FakeLookups,
+  type FakeRow,
+  InquiryFaker,
+  PLANTED,
+  SERVICES,
+  SOURCES,
+} from '../src/cli/fake-data.ts';
 import { openDatabase } from '../src/db/connection.ts';
 import { contact, inquiry } from '../src/resources/index.ts';
+import { emailKey, phoneKey, sortKey } from '../src/schema/keys.ts';
 import type { Resource } from '../src/schema/resource.ts';
 import { DIALECTS, type FreshDatabase, freshDatabase } from './helpers/database.ts';
 import { runCli, type Served, serveCli } from './helpers/process.ts';
@@ -54,10 +64,10 @@ async function digest(fresh: FreshDatabase): Promise<string> {
 const exactNumber = (text: string) =>
   isSafeNumber(text) ? Number(text) : /^-?\d+$/.test(text) ? BigInt(text) : Number(text);
 
-/** The rows the generator gives for a seed, with the agents' ids as the database numbered them. */
-function generated(agentIds: number[]): { contacts: FakeRow[]; inquiries: FakeRow[] } {
-  const c = new ContactFaker(SEED, agentIds);
-  const i = new InquiryFaker(SEED, agentIds);
+/** The rows the generator gives for a seed, with the agents', sources' and services' ids as the database numbered them. */
+function generated(agentIds: number[], lookups: FakeLookups): { contacts: FakeRow[]; inquiries: FakeRow[] } {
+  const c = new ContactFaker(SEED, agentIds, lookups);
+  const i = new InquiryFaker(SEED, agentIds, lookups);
   return {
     contacts: Array.from({ length: CONTACTS }, () => c.next()),
     inquiries: Array.from({ length: INQUIRIES }, () => i.next()),
@@ -81,6 +91,7 @@ for (const dialect of DIALECTS) {
     let served: Served;
     let token: string;
     let agentIds: number[];
+    let lookups: FakeLookups;
     let rows: ReturnType<typeof generated>;
 
     const api = async (path: string) => {
@@ -115,7 +126,12 @@ for (const dialect of DIALECTS) {
         email: string;
       }[];
       agentIds = AGENTS.map((a) => agents.find((u) => u.email === a.email)!.id);
-      rows = generated(agentIds);
+      const idsOf = async (resource: string, names: readonly string[]) => {
+        const listed = (await api(`/api/v1/${resource}?per_page=100`)).data as { id: number; name: string }[];
+        return names.map((name) => listed.find((r) => r.name === name)!.id);
+      };
+      lookups = { sourceIds: await idsOf('sources', SOURCES), serviceIds: await idsOf('services', SERVICES) };
+      rows = generated(agentIds, lookups);
     });
 
     after(async () => {
@@ -160,6 +176,64 @@ for (const dialect of DIALECTS) {
       const nulls = rows.inquiries.filter((r) => r.status === null).length;
       assert.ok(nulls > 0, 'some statuses are unset');
       assert.equal(await total('/api/v1/inquiries?filter[status][null]=true&per_page=1'), nulls, 'status unset');
+    });
+
+    test('the records name the 10 sources and 20 services it added; every inquiry is in the first open stage', async () => {
+      assert.equal(await total('/api/v1/sources?per_page=1'), SOURCES.length);
+      assert.equal(await total('/api/v1/services?per_page=1'), SERVICES.length);
+      const named = (field: string, ids: readonly number[], of: FakeRow[]) =>
+        ids.map((id) => of.filter((r) => r[field] === id).length);
+      for (const [field, ids] of [
+        ['source_id', lookups.sourceIds],
+        ['service_id', lookups.serviceIds],
+      ] as const) {
+        const counts = named(field, ids, rows.contacts);
+        assert.ok(
+          counts.every((n) => n > 0),
+          `every ${field} is used: ${counts.join(', ')}`,
+        );
+        assert.equal(
+          await total(`/api/v1/contacts?filter[${field}]=${ids[0]}&per_page=1`),
+          counts[0],
+          `contacts with the first ${field}`,
+        );
+        assert.equal(
+          await total(`/api/v1/inquiries?filter[${field}]=${ids[0]}&per_page=1`),
+          named(field, ids, rows.inquiries)[0],
+          `inquiries with the first ${field}`,
+        );
+      }
+      const [opening] = (await api('/api/v1/stages?filter[kind]=open&sort=position&per_page=1')).data as {
+        id: number;
+        name: string;
+      }[];
+      assert.equal(opening!.name, 'New');
+      assert.equal(await total(`/api/v1/inquiries?filter[stage_id]=${opening!.id}&per_page=1`), INQUIRIES);
+    });
+
+    test('the match and sort keys are stored, as the app works them out', async () => {
+      const database = openDatabase(first.options);
+      try {
+        for (const table of ['contacts', 'inquiries']) {
+          const stored = await asRecordTables(database.db)
+            .selectFrom(table)
+            .select(['id', 'name', 'email', 'phone', 'email_key', 'phone_key', 'name_sort'])
+            .orderBy('id')
+            .execute();
+          assert.ok(stored.length >= 800);
+          const wrong = stored.filter(
+            (r) =>
+              r.email_key !== emailKey(r.email) || r.phone_key !== phoneKey(r.phone) || r.name_sort !== sortKey(r.name),
+          );
+          assert.deepEqual(wrong.slice(0, 3), [], `${table}: ${wrong.length} rows with other keys`);
+          assert.ok(
+            stored.filter((r) => r.phone_key !== null).length > stored.length / 2,
+            `${table}: most phone numbers have a key`,
+          );
+        }
+      } finally {
+        await database.close();
+      }
     });
 
     test('counts: every row, created by the 20 agents', async () => {
@@ -233,7 +307,9 @@ for (const dialect of DIALECTS) {
       await seed(first, SEED + 2, 10, 0);
       assert.equal(await total('/api/v1/users?per_page=1'), 21, 'still the 20 agents and the admin');
       assert.equal(await total('/api/v1/contacts?per_page=1'), CONTACTS + 10);
-      const extra = new ContactFaker(SEED + 2, agentIds).next();
+      assert.equal(await total('/api/v1/sources?per_page=1'), SOURCES.length, 'nor second sources');
+      assert.equal(await total('/api/v1/services?per_page=1'), SERVICES.length, 'nor second services');
+      const extra = new ContactFaker(SEED + 2, agentIds, lookups).next();
       assert.equal(
         (await api(`/api/v1/contacts/${CONTACTS + 1}`)).data.email,
         extra.email,

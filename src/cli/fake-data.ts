@@ -5,6 +5,9 @@
 //   `solar` in about 1% of rows, `warehouse` in about 1%, both in about 0.1%,
 // sometimes written `Solar` or `SOLAR`. A few details hold text that trips up
 // naive search code: `%`, `_`, `\`, emoji.
+// With a pipeline (`leadbook seed --pipeline`) each inquiry is linked to one of
+// the contacts, the inquiries are spread evenly over the stages, and those
+// assigned (3 in 4) go to 8 of the agents: about a tenth of them each.
 
 /** A small, fast, seedable PRNG (mulberry32): uniform numbers in [0, 1). */
 export function prng(seed: number): () => number {
@@ -492,6 +495,54 @@ function emailLocalPart(first: string, last: string): string {
 
 export type FakeRow = Record<string, string | number | bigint | boolean | null>;
 
+/** Where fake records come from and what they are about: the names `leadbook seed` adds when they are missing. */
+export const SOURCES: readonly string[] = [
+  'Website',
+  'Referral',
+  'Trade fair',
+  'Newsletter',
+  'Phone call',
+  'Partner',
+  'Social media',
+  'Advertisement',
+  'Walk-in',
+  'Existing customer',
+];
+export const SERVICES: readonly string[] = [
+  'Roof panels',
+  'Heat pump',
+  'Battery storage',
+  'EV chargers',
+  'LED lighting',
+  'Insulation',
+  'Windows',
+  'Boiler service',
+  'Energy audit',
+  'Maintenance plan',
+  'Inverter replacement',
+  'Grid connection',
+  'Ventilation',
+  'Smart meters',
+  'Water heating',
+  'Fleet charging',
+  'Façade upgrade',
+  'Planning permit',
+  'Financing',
+  'Warranty extension',
+];
+
+/** The ids of the sources and services the fake records name, in the order of SOURCES and SERVICES. */
+export interface FakeLookups {
+  sourceIds: readonly number[];
+  serviceIds: readonly number[];
+}
+
+/** The ids a fresh database gives SOURCES and SERVICES (1, 2, …): what the generator names unless told otherwise. */
+const FIRST_IDS: FakeLookups = {
+  sourceIds: SOURCES.map((_, i) => i + 1),
+  serviceIds: SERVICES.map((_, i) => i + 1),
+};
+
 /** A generator of contact rows for one seed; `next()` gives the next one. */
 export class ContactFaker {
   protected readonly rand: () => number;
@@ -501,9 +552,12 @@ export class ContactFaker {
   constructor(
     seed: number,
     protected readonly agentIds: readonly number[],
+    private readonly lookups: FakeLookups = FIRST_IDS,
     stream = 'contacts',
   ) {
     if (agentIds.length === 0) throw new Error('the fake data needs at least one team user id');
+    if (lookups.sourceIds.length === 0 || lookups.serviceIds.length === 0)
+      throw new Error('the fake data needs at least one source id and one service id');
     this.rand = prng(streamSeed(seed, stream));
   }
 
@@ -584,8 +638,8 @@ export class ContactFaker {
       address: this.maybe(0.95, () => `${this.int(1, 300)} ${this.pick(STREETS)}`),
       country: place.country,
       city: place.city,
-      service_id: this.int(1, 20),
-      source_id: this.int(1, 10),
+      service_id: this.pick(this.lookups.serviceIds),
+      source_id: this.pick(this.lookups.sourceIds),
       detail: this.detail(),
       budget: this.maybe(0.75, () => this.budget()),
       created_by: this.pick(this.agentIds),
@@ -597,10 +651,42 @@ export class ContactFaker {
 
 const TWO_POW_53 = 2n ** 53n;
 
-/** Inquiries: a contact's fields, then the inquiry's own eight. */
+/** What inquiries are linked to and spread over with a pipeline: ids the database gave contacts and stages. */
+export interface FakePipeline {
+  contactIds: readonly number[];
+  stageIds: readonly number[];
+}
+
+/** With a pipeline, assigned inquiries go to the first this many agents. */
+export const PIPELINE_ASSIGNEES = 8;
+
+/** Inquiries: a contact's fields, then the inquiry's own eight (with a pipeline: its contact and stage too). */
 export class InquiryFaker extends ContactFaker {
-  constructor(seed: number, agentIds: readonly number[]) {
-    super(seed, agentIds, 'inquiries');
+  /** Drawn from for the pipeline's fields only, so that every other field is the same with a pipeline or without. */
+  private readonly pipelineRand: () => number;
+  private readonly assignees: readonly number[];
+
+  constructor(
+    seed: number,
+    agentIds: readonly number[],
+    lookups?: FakeLookups,
+    private readonly pipeline?: FakePipeline,
+  ) {
+    super(seed, agentIds, lookups, 'inquiries');
+    if (pipeline && pipeline.stageIds.length === 0) throw new Error('a pipeline needs at least one stage id');
+    this.pipelineRand = prng(streamSeed(seed, 'pipeline'));
+    this.assignees = agentIds.slice(0, PIPELINE_ASSIGNEES);
+  }
+
+  /** An inquiry's contact, stage and assignee in the pipeline (its assignee only when it has one). */
+  private placed(assignedTo: FakeRow[string]): FakeRow {
+    const from = (ids: readonly number[]) => ids[Math.floor(this.pipelineRand() * ids.length)]!;
+    const { contactIds, stageIds } = this.pipeline!;
+    return {
+      contact_id: contactIds.length ? from(contactIds) : null,
+      stage_id: from(stageIds),
+      assigned_to: assignedTo === null ? null : from(this.assignees),
+    };
   }
 
   private triState(): boolean | null {
@@ -631,6 +717,7 @@ export class InquiryFaker extends ContactFaker {
       assigned_date: assignedTo === null ? null : new Date(created + Math.floor(this.rand() * 7 * DAY)).toISOString(),
       ticket_id: ticketId,
       ticket_date: ticketId === null ? null : new Date(created + Math.floor(this.rand() * 2 * DAY)).toISOString(),
+      ...(this.pipeline ? this.placed(assignedTo) : {}),
     };
   }
 }

@@ -148,13 +148,19 @@ program
   .option('--contacts <n>', 'how many contacts to add', '0')
   .option('--inquiries <n>', 'how many inquiries to add', '0')
   .option('--seed <s>', 'the same seed gives the same rows', '1')
-  .action(async (opts: Record<'contacts' | 'inquiries' | 'seed', string>) => {
+  .option(
+    '--pipeline',
+    'link each inquiry to one of the contacts, spread the inquiries over the active stages, and assign them to 8 ' +
+      'of the agents (about a tenth each)',
+  )
+  .action(async (opts: Record<'contacts' | 'inquiries' | 'seed', string> & { pipeline?: boolean }) => {
     // Checked here rather than by commander, so that seed.ts loads only when seeding.
     const { seedCommand, seedOptionParsers: parse } = await import('./seed.ts');
     await seedCommand({
       contacts: parse.contacts(opts.contacts),
       inquiries: parse.inquiries(opts.inquiries),
       seed: parse.seed(opts.seed),
+      pipeline: opts.pipeline === true,
     });
   });
 

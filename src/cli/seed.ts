@@ -1,16 +1,33 @@
 // leadbook seed: fills the database with deterministic fake contacts and
 // inquiries (src/cli/fake-data.ts), created by and assigned to a team of 20
-// agents that it adds when they are missing. Rows go in through the
-// repository's multi-row INSERT, a transaction per batch, so that every
-// trigger (search index, row counters) stays in step as with any other write.
+// agents, and naming 10 sources and 20 services, that it adds when they are
+// missing. Rows go in through the repository's multi-row INSERT, a transaction
+// per batch, so that every trigger (search index, row counters) stays in step
+// as with any other write; what the server works out for a record written
+// through the API (its match and sort keys, an inquiry's first stage) is worked
+// out here too. The inquiries are not linked to contacts (the fake contacts and
+// inquiries are separate streams), unless `--pipeline` asks for it: then each is
+// linked to one of the contacts, and they are spread over the active stages and
+// assigned to 8 agents (fake-data.ts), as the pipeline bench needs.
 import { randomBytes } from 'node:crypto';
 import { hashPassword } from '../accounts/passwords.ts';
 import { findUserByEmail } from '../accounts/store.ts';
 import type { Database } from '../db/connection.ts';
+import { asRecordTables } from '../db/tables.ts';
 import { insertRows } from '../records/repository.ts';
-import { contact, inquiry, user } from '../resources/index.ts';
+import { firstOpenStage } from '../resources/inquiry-rules.ts';
+import { contact, inquiry, service, source, user } from '../resources/index.ts';
 import type { Resource } from '../schema/resource.ts';
-import { AGENTS, ContactFaker, type FakeRow, InquiryFaker } from './fake-data.ts';
+import {
+  AGENTS,
+  ContactFaker,
+  type FakeLookups,
+  type FakePipeline,
+  type FakeRow,
+  InquiryFaker,
+  SERVICES,
+  SOURCES,
+} from './fake-data.ts';
 import { withDatabase } from './database.ts';
 import { progress } from './progress.ts';
 
@@ -21,6 +38,8 @@ export interface SeedOptions {
   contacts: number;
   inquiries: number;
   seed: number;
+  /** Link each inquiry to a contact, spread them over the stages, assign them to a few agents (fake-data.ts). */
+  pipeline?: boolean;
 }
 
 /** The ids of the 20 team agents, adding those that are missing (with an unusable random password). */
@@ -47,22 +66,81 @@ export async function ensureAgents(database: Database): Promise<number[]> {
   return ids;
 }
 
+/** The ids of the rows of a lookup (sources, services) with these names, in their order, adding those missing. */
+async function ensureNamed(database: Database, resource: Resource, names: readonly string[]): Promise<number[]> {
+  const db = asRecordTables(database.db);
+  const idsByName = async () => {
+    const rows = await db.selectFrom(resource.table).select(['id', 'name']).execute();
+    return new Map(rows.map((r) => [String(r.name).toLowerCase(), Number(r.id)]));
+  };
+  const found = await idsByName();
+  const now = new Date().toISOString();
+  const missing = names
+    .filter((name) => !found.has(name.toLowerCase()))
+    .map((name) => ({ name, active: true, created_at: now, updated_at: now }));
+  if (missing.length === 0) return names.map((name) => found.get(name.toLowerCase())!);
+  await database.db.transaction().execute((trx) => insertRows(trx, resource, missing));
+  const all = await idsByName();
+  return names.map((name) => all.get(name.toLowerCase())!);
+}
+
+/** The 10 sources and 20 services the fake records name (fake-data.ts), adding those that are missing. */
+export async function ensureLookups(database: Database): Promise<FakeLookups> {
+  return {
+    sourceIds: await ensureNamed(database, source, SOURCES),
+    serviceIds: await ensureNamed(database, service, SERVICES),
+  };
+}
+
+/**
+ * What the server adds to a record written through the API and a fake row lacks: the derived fields (match and sort
+ * keys, from their sources) and the given values (an inquiry's stage).
+ */
+function completer(database: Database, resource: Resource, given: FakeRow = {}): (row: FakeRow) => void {
+  const derived = resource.fields.filter((f) => f.derive);
+  const entries = Object.entries(given);
+  return (row) => {
+    for (const f of derived) row[f.name] = f.derive!.value(row, database);
+    for (const [name, value] of entries) row[name] = value;
+  };
+}
+
 async function insertAll(
   database: Database,
   resource: Resource,
   count: number,
   faker: { next(): FakeRow },
   tick: (n: number) => void,
-): Promise<void> {
+  given?: FakeRow,
+): Promise<number[]> {
   const { db } = database;
+  const complete = completer(database, resource, given);
+  const ids: number[] = [];
   for (let done = 0; done < count; ) {
     const size = Math.min(BATCH, count - done);
     const rows: FakeRow[] = new Array(size);
-    for (let i = 0; i < size; i++) rows[i] = faker.next();
-    await db.transaction().execute((trx) => insertRows(trx, resource, rows));
+    for (let i = 0; i < size; i++) {
+      const row = faker.next();
+      complete(row);
+      rows[i] = row;
+    }
+    for (const id of await db.transaction().execute((trx) => insertRows(trx, resource, rows))) ids.push(Number(id));
     done += size;
     tick(size);
   }
+  return ids;
+}
+
+/** What a pipeline spreads inquiries over: the contacts just seeded (else every contact), the active stages. */
+async function pipelineOf(database: Database, seeded: number[]): Promise<FakePipeline> {
+  const db = asRecordTables(database.db);
+  const contactIds = seeded.length
+    ? seeded
+    : (await db.selectFrom(contact.table).select('id').orderBy('id').execute()).map((r) => Number(r.id));
+  const stages = await db.selectFrom('stages').select(['id', 'active']).orderBy('position').orderBy('id').execute();
+  // true on PostgreSQL, 1 on SQLite.
+  const stageIds = stages.filter((s) => Boolean(Number(s.active))).map((s) => Number(s.id));
+  return { contactIds, stageIds };
 }
 
 export async function seed(
@@ -71,13 +149,29 @@ export async function seed(
   onProgress: (rowsDone: number) => void = () => {},
 ): Promise<void> {
   const agents = await ensureAgents(database);
+  const lookups = await ensureLookups(database);
   let done = 0;
   const tick = (n: number) => {
     done += n;
     onProgress(done);
   };
-  await insertAll(database, contact, options.contacts, new ContactFaker(options.seed, agents), tick);
-  await insertAll(database, inquiry, options.inquiries, new InquiryFaker(options.seed, agents), tick);
+  const contactIds = await insertAll(
+    database,
+    contact,
+    options.contacts,
+    new ContactFaker(options.seed, agents, lookups),
+    tick,
+  );
+  const pipeline = options.pipeline && options.inquiries ? await pipelineOf(database, contactIds) : undefined;
+  const stage = options.inquiries && !pipeline ? await firstOpenStage(database.db) : null;
+  await insertAll(
+    database,
+    inquiry,
+    options.inquiries,
+    new InquiryFaker(options.seed, agents, lookups, pipeline),
+    tick,
+    pipeline ? {} : { stage_id: stage },
+  );
 }
 
 function count(name: string) {

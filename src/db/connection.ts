@@ -32,11 +32,14 @@ export interface Database {
    * no entries. Nothing else turns it off.
    */
   logChanges?: boolean;
+  /** Where phone numbers written without a country code are (ISO 3166 alpha-2), for matching contacts by phone. */
+  defaultCountry?: string;
 }
 
 export interface DatabaseOptions {
   databaseUrl?: string;
   dataDir: string;
+  defaultCountry?: string;
 }
 
 // int8 arrives from pg as a digit string by default; keep it so (BigInt later),
@@ -170,5 +173,7 @@ function openSqlite(dataDir: string): Database {
 }
 
 export function openDatabase(options: DatabaseOptions): Database {
-  return options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.dataDir);
+  const database = options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.dataDir);
+  database.defaultCountry = options.defaultCountry;
+  return database;
 }

@@ -104,7 +104,17 @@ export async function countWordMatches<T>(
  * column that cannot hold NULL is ordered plainly: PostgreSQL would otherwise
  * not walk its index backwards for `desc nulls last` (its primary key, say).
  */
-export function orderTerm(column: string, desc: boolean, nullable = true): RawBuilder<unknown> {
-  if (!nullable) return desc ? sql`${sql.ref(column)} desc` : sql`${sql.ref(column)} asc`;
-  return desc ? sql`${sql.ref(column)} desc nulls last` : sql`${sql.ref(column)} asc nulls first`;
+export function orderTerm(column: string | Expression<unknown>, desc: boolean, nullable = true): RawBuilder<unknown> {
+  const ref = typeof column === 'string' ? sql.ref(column) : column;
+  if (!nullable) return desc ? sql`${ref} desc` : sql`${ref} asc`;
+  return desc ? sql`${ref} desc nulls last` : sql`${ref} asc nulls first`;
+}
+
+/**
+ * A column of sort keys (schema/keys.ts), which are made to be compared byte by byte: as SQLite compares text, and
+ * on PostgreSQL in the "C" collation whatever the database's (an ICU or glibc one skips the keys' separator and puts
+ * "Ann" after "Annabel").
+ */
+export function byteOrdered<T>(db: Kysely<T>, column: string): Expression<string> {
+  return dialectOf(db) === 'postgres' ? sql<string>`${sql.ref(column)} collate "C"` : sql.ref<string>(column);
 }

@@ -10,6 +10,8 @@ import type { contact } from '../resources/contact.ts';
 import type { inquiry } from '../resources/inquiry.ts';
 import type { user } from '../resources/user.ts';
 import type { note } from '../resources/note.ts';
+import type { service, source, stage } from '../resources/lookups.ts';
+import type { view } from '../resources/view.ts';
 import type { KindName } from '../schema/kinds.ts';
 import type { Declared, FieldDecl } from '../schema/resource.ts';
 
@@ -71,6 +73,24 @@ export interface ContactsTable extends RecordTable<typeof contact> {}
 export interface InquiriesTable extends RecordTable<typeof inquiry> {}
 export interface UsersTable extends RecordTable<typeof user> {}
 export interface NotesTable extends RecordTable<typeof note> {}
+export interface StagesTable extends RecordTable<typeof stage> {}
+export interface SourcesTable extends RecordTable<typeof source> {}
+export interface ServicesTable extends RecordTable<typeof service> {}
+export interface ViewsTable extends RecordTable<typeof view> {}
+
+/** The columns a user chose for a resource's list (migration 2026-11-23T0010). */
+export interface ListColumnsTable {
+  user_id: Id;
+  resource: string;
+  columns: string;
+}
+
+/** Settings an admin keeps, by key, as JSON (migration 2026-11-23T0010): the words of the three states, for one. */
+export interface SettingsTable {
+  key: string;
+  value: string;
+  updated_at: Instant;
+}
 
 /** Server-side state of an account that is not part of the user record. */
 export interface AccountStatesTable {
@@ -159,6 +179,12 @@ export interface DB {
   inquiries: InquiriesTable;
   users: UsersTable;
   notes: NotesTable;
+  stages: StagesTable;
+  sources: SourcesTable;
+  services: ServicesTable;
+  views: ViewsTable;
+  list_columns: ListColumnsTable;
+  settings: SettingsTable;
   account_states: AccountStatesTable;
   sessions: SessionsTable;
   personal_access_tokens: PersonalAccessTokensTable;

@@ -2,7 +2,7 @@
 // request bodies (OpenAPI; the operations validate with the field kinds).
 import { FILTER_OPS } from '../schema/kinds.ts';
 import type { JsonSchema } from '../schema/kinds.ts';
-import { annotationsOf, type Field, type Resource } from '../schema/resource.ts';
+import { annotationsOf, countsOf, type Field, type Resource } from '../schema/resource.ts';
 import { PER_PAGE } from './list-query.ts';
 
 const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -57,9 +57,25 @@ export function inputSchema(resource: Resource): JsonSchema {
   };
 }
 
+/** A record read on its own: its fields, and the counts of the records that name it (a contact's inquiries_count). */
 export function oneSchema(resource: Resource): JsonSchema {
   const ids = schemaIds(resource);
-  return { $id: ids.one, type: 'object', properties: { data: { $ref: `${ids.record}#` } }, required: ['data'] };
+  const counts = countsOf(resource);
+  if (counts.length === 0)
+    return { $id: ids.one, type: 'object', properties: { data: { $ref: `${ids.record}#` } }, required: ['data'] };
+  const { $id: _, ...record } = recordSchema(resource) as { $id: string; properties: object; required: string[] };
+  const extra = Object.fromEntries(
+    counts.map(({ resource: other, field }) => [
+      field.countAs!,
+      { type: 'integer', readOnly: true, description: `How many ${other.name} name it (${field.name})` },
+    ]),
+  );
+  const data = {
+    ...record,
+    properties: { ...record.properties, ...extra },
+    required: [...record.required, ...Object.keys(extra)],
+  };
+  return { $id: ids.one, type: 'object', properties: { data }, required: ['data'] };
 }
 
 export function listSchema(resource: Resource): JsonSchema {

@@ -28,6 +28,15 @@ export interface ListPlan {
   /** Ends with the primary key, the tie-break. */
   sort: SortKey[];
   paging: Paging;
+  /** Set by the operation, never by a query: the reader sees only these records (ResourceDecl.readScope). */
+  scope?: ReadScope;
+}
+
+/** The records a reader may see: those one of `owners` names them in, or whose `sharedWhen` is true. */
+export interface ReadScope {
+  owners: readonly Field[];
+  actorId: bigint;
+  sharedWhen?: Field;
 }
 
 export const PER_PAGE = { default: 25, max: 100 };

@@ -19,16 +19,30 @@ export type RouteAccess =
    * The ability on the route's resource (or on `resource`: a note added at a contact's address); `record`: the
    * route names a record (`:id`, or the deletion `:change_id` of one), whose owner may be allowed more.
    */
-  | { to: 'records'; ability: Ability; resource?: string; record?: boolean };
+  | {
+      to: 'records';
+      ability: Ability;
+      resource?: string;
+      record?: boolean;
+      /**
+       * The route works on many records (a bulk action): whoever may do `ability` with records of their own may call
+       * it; the records they may not touch are reported one by one, not refused with the call.
+       */
+      many?: boolean;
+    };
 
 const anyone: RouteAccess = { to: 'anyone' };
 const signedIn: RouteAccess = { to: 'signed-in' };
-const records = (ability: Ability, more: { resource?: string; record?: boolean } = {}): RouteAccess => ({
+const records = (
+  ability: Ability,
+  more: { resource?: string; record?: boolean; many?: boolean } = {},
+): RouteAccess => ({
   to: 'records',
   ability,
   ...more,
 });
 const onRecord = (ability: Ability) => records(ability, { record: true });
+const onMany = (ability: Ability) => records(ability, { many: true });
 
 /** Every route, as `METHOD /path` (HEAD answers as GET). */
 export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
@@ -108,8 +122,17 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'POST /profile/delete': signedIn,
   'GET /api/v1/schema': signedIn,
 
+  // The search box over contacts and inquiries: each resource searched only for whoever may read it.
+  'GET /api/v1/search': signedIn,
+  'GET /search': signedIn,
+  'GET /search/suggestions': signedIn,
+
   // The change log, the trash.
   'GET /api/v1/activity': { to: 'admin' },
+  'GET /api/v1/settings/labels': signedIn,
+  'PUT /api/v1/settings/labels': { to: 'admin' },
+  'GET /settings': { to: 'admin' },
+  'POST /settings': { to: 'admin' },
   'GET /api/v1/activity/export': { to: 'admin' },
   'GET /activity': { to: 'admin' },
   'GET /api/v1/trash': signedIn,
@@ -129,6 +152,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'GET /api/v1/{r}/:id/activity': onRecord('read'),
   'POST /api/v1/{r}/:id/restore': onRecord('update'),
   'POST /api/v1/{r}/:id/notes': records('create', { resource: 'notes' }),
+  // Bulk actions (contacts, inquiries): update or delete, the owners' rule applied record by record.
+  'POST /api/v1/{r}/bulk': onMany('update'),
 
   // And through the pages.
   'GET /{r}': records('read'),
@@ -144,8 +169,17 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'GET /{r}/:id/delete': onRecord('delete'),
   'POST /{r}/:id/delete': onRecord('delete'),
   'POST /{r}/:id/cycle/:field': onRecord('update'),
+  // The pipeline board (inquiries), and moving one inquiry to another stage from it.
+  'GET /{r}/board': records('read'),
+  'POST /{r}/:id/stage': onRecord('update'),
   'POST /{r}/:id/restore': onRecord('update'),
+  'POST /{r}/:id/copy': onRecord('update'),
   'POST /{r}/:id/notes': records('create', { resource: 'notes' }),
+  // A list's columns (the viewer's own choice) and its saved views (contacts, inquiries).
+  'POST /{r}/columns': records('read'),
+  'POST /{r}/views': records('create', { resource: 'views' }),
+  'POST /{r}/bulk': onMany('update'),
+  'GET /{r}/bulk/ids': onMany('update'),
 };
 
 export interface DeclaredRoute {

@@ -51,7 +51,8 @@ function diff(resource: Resource, before: Row, after: Row | null) {
   const hidden: string[] = [];
   for (const name of after ? Object.keys(after) : resource.fields.map((f) => f.name)) {
     const field = resource.field(name);
-    if (!field || field.primary || (after && field.timestamp)) continue;
+    // A derived field (a match key) follows its sources, which are logged.
+    if (!field || field.primary || field.derive || (after && field.timestamp)) continue;
     if (field.hidden) {
       if (after) hidden.push(name);
       continue;
@@ -422,6 +423,7 @@ export const SECURITY_EVENTS = [
   'token_revoked',
   'role_changed',
   'user_deactivated',
+  'settings_changed',
 ] as const;
 export type SecurityEvent = (typeof SECURITY_EVENTS)[number];
 

@@ -12,8 +12,10 @@ import { formInput } from '../derive/form-values.ts';
 import { AppError, type FieldErrors, validationFailed } from '../errors.ts';
 import type { Field, Resource } from '../schema/resource.ts';
 import { auditLog } from './change-log.ts';
-import { authorize, type Context, insertPreparedBatch, prepareCreate } from './operations.ts';
+import { authorize, type Context, insertPreparedBatch, prepareCreate, readScopeOf } from './operations.ts';
 import { selectRows, type Row } from './repository.ts';
+import { asRecordTables, type Executor } from '../db/tables.ts';
+import { sql } from 'kysely';
 
 /** The largest file an import reads (the HTTP doors answer 413 beyond it). */
 export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
@@ -92,16 +94,20 @@ const ESCAPED_FORMULA = /^'+[=+\-@\t\r]/;
 /** A text cell as it is exported: quoted off when a spreadsheet would run it. */
 export const textCell = (text: string) => (FORMULA.test(text) ? `'${text}` : text);
 
-function exportCell(field: Field, value: unknown): string {
+/**
+ * A cell's text; `textual`: it holds words a person wrote (a name too, for a reference), which may look like a
+ * formula.
+ */
+function exportCell(field: Field, value: unknown, textual = field.kind.textual): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   // Big integers are BigInt in rows: String() writes them exactly.
   const text = String(value);
-  return field.kind.textual && FORMULA.test(text) ? `'${text}` : text;
+  return textual && FORMULA.test(text) ? `'${text}` : text;
 }
 
-function importCell(field: Field, text: string): string {
-  return field.kind.textual && ESCAPED_FORMULA.test(text) ? text.slice(1) : text;
+function importCell(field: Field, text: string, textual = field.kind.textual): string {
+  return textual && ESCAPED_FORMULA.test(text) ? text.slice(1) : text;
 }
 
 // ---------------------------------------------------------------- export
@@ -131,10 +137,10 @@ export async function exportCsv(
   query: Record<string, unknown>,
   options: ExportOptions = {},
 ): Promise<Readable> {
-  authorize(ctx, resource, 'export');
+  const actor = authorize(ctx, resource, 'export');
   const fields = exportFields(resource);
   const listQuery = Object.fromEntries(Object.entries(query).filter(([key]) => !NOT_FOR_EXPORT.has(key)));
-  const plan = parseListQuery(resource, { ...listQuery, cursor: '' });
+  const plan = { ...parseListQuery(resource, { ...listQuery, cursor: '' }), scope: readScopeOf(actor, resource) };
   const size = options.pageSize ?? BATCH;
   const { db } = ctx.database;
   // Keyset paging: each page is one indexed query for the rows after the last one seen.
@@ -142,12 +148,37 @@ export async function exportCsv(
     selectRows(db, resource, { ...plan, paging: { mode: 'cursor', perPage: size, after } }, size, 0);
   const first = await pageAfter(null);
 
+  // A reference is written as the name the import takes back (a source's name, a user's email) where one names a
+  // record alone; else (a contact) as its id.
+  const named = fields.flatMap((f) => {
+    const by = f.target && namesOf(f.target).find((n) => n.unique);
+    return f.target && by ? [{ field: f, target: f.target, by }] : [];
+  });
+  async function namesOnPage(page: Row[]): Promise<Map<Field, Map<string, string>>> {
+    const out = new Map<Field, Map<string, string>>();
+    for (const { field, target, by } of named) {
+      const ids = [...new Set(page.map((r) => r[field.name]).filter((v) => v !== null && v !== undefined))];
+      const pk = target.primaryKey.name;
+      const rows = ids.length
+        ? await asRecordTables(db).selectFrom(target.table).select([pk, by.name]).where(pk, 'in', ids).execute()
+        : [];
+      out.set(field, new Map(rows.map((r) => [String(r[pk]), String(r[by.name])])));
+    }
+    return out;
+  }
+
   async function* records(): AsyncGenerator<string[]> {
     yield fields.map((f) => f.name);
     let page: Row[] = first;
     let read = 0;
     for (;;) {
-      for (const row of page) yield fields.map((f) => exportCell(f, row[f.name]));
+      const names = await namesOnPage(page);
+      for (const row of page)
+        yield fields.map((f) => {
+          const value = row[f.name];
+          const name = value === null || value === undefined ? undefined : names.get(f)?.get(String(value));
+          return name === undefined ? exportCell(f, value) : exportCell(f, name, true);
+        });
       read += page.length;
       options.onProgress?.(read);
       if (page.length < size) return;
@@ -242,6 +273,62 @@ function rowInput(resource: Resource, columns: Column[], cells: string[]): Recor
     form[field.name] = importCell(field, text);
   });
   return formInput(resource, form);
+}
+
+/**
+ * The fields a cell may name a referenced record by, instead of its id: its unique text fields (a user's email, a
+ * source's name), then its title; compared case-insensitively.
+ */
+const namesOf = (target: Resource) => [
+  ...new Set([...target.fields.filter((f) => f.unique && f.kind.textual && !f.hidden), target.title]),
+];
+
+/**
+ * Replaces each reference cell that is not an id by the id of the one record it names (CONTRACT.md: "CSV import also
+ * takes the referenced record's name (for users: email)"); answers the cells, or the errors of the cells that name
+ * none or several. `known` remembers the answers for the rest of the import.
+ */
+async function namedReferences(
+  db: Executor,
+  columns: Column[],
+  cells: string[],
+  known: Map<string, string | null>,
+): Promise<{ cells: string[]; errors?: FieldErrors }> {
+  const out = [...cells];
+  const errors: FieldErrors = {};
+  for (const [i, { field }] of columns.entries()) {
+    const target = field?.target;
+    if (!target) continue;
+    const text = importCell(field, cells[i] ?? '', true).trim();
+    if (text === '' || /^\d+$/.test(text)) continue;
+    const key = `${target.name}\u0000${text.toLowerCase()}`;
+    if (!known.has(key)) {
+      let found: string | null = null;
+      for (const by of namesOf(target)) {
+        const rows = await asRecordTables(db)
+          .selectFrom(target.table)
+          .select(target.primaryKey.name)
+          .where(sql`lower(${sql.ref(by.name)})`, '=', text.toLowerCase())
+          .limit(2)
+          .execute();
+        if (rows.length === 1) found = String(rows[0]![target.primaryKey.name]);
+        if (rows.length) {
+          if (rows.length > 1) found = '';
+          break;
+        }
+      }
+      known.set(key, found);
+    }
+    const id = known.get(key);
+    if (id) out[i] = id;
+    else
+      errors[field.name] = [
+        id === ''
+          ? `names more than one ${target.singular} "${text}": give its id`
+          : `names no ${target.singular}: there is no ${target.singular} "${text}"`,
+      ];
+  }
+  return Object.keys(errors).length ? { cells: out, errors } : { cells: out };
 }
 
 /** Counts bytes (413 past the limit) and refuses NUL bytes: a spreadsheet or UTF-16 file is not UTF-8 CSV. */
@@ -372,6 +459,7 @@ export async function importCsv(
   };
 
   let columns: Column[] | undefined;
+  const known = new Map<string, string | null>();
   let row = 0;
   const now = new Date().toISOString();
   try {
@@ -390,8 +478,14 @@ export async function importCsv(
         fail(row, line, { [ROW_ERROR]: [`has ${cells.length} values; the header row has ${columns.length} columns`] });
         continue;
       }
+      const named = await namedReferences(ctx.database.db, columns, cells, known);
+      if (named.errors) {
+        fail(row, line, named.errors);
+        continue;
+      }
       try {
-        batch.push({ row, line, values: await prepareCreate(ctx, resource, rowInput(resource, columns, cells), now) });
+        const input = rowInput(resource, columns, named.cells);
+        batch.push({ row, line, values: await prepareCreate(ctx, resource, input, now) });
       } catch (error) {
         if (!(error instanceof AppError) || error.status !== 422) throw error;
         fail(row, line, error.errors ?? { [ROW_ERROR]: [error.detail] });

@@ -23,7 +23,7 @@ const entryInserts = new Map<string, string>();
  * Writes one entry, in the caller's transaction. Its INSERT is compiled once per kind of database and reused with
  * new values: building it anew for each write cost a create on SQLite a twentieth of its speed.
  */
-export async function insertEntry(trx: Executor, entry: Insertable<ChangeLogTable>): Promise<void> {
+export async function insertEntry(trx: Executor, entry: Insertable<ChangeLogTable>): Promise<bigint | undefined> {
   const dialect = dialectOf(trx);
   let text = entryInserts.get(dialect);
   if (text === undefined) {
@@ -31,10 +31,35 @@ export async function insertEntry(trx: Executor, entry: Insertable<ChangeLogTabl
     text = trx.insertInto('change_log').values(blank).compile().sql;
     entryInserts.set(dialect, text);
   }
-  await trx.executeQuery(
+  const result = await trx.executeQuery(
     CompiledQuery.raw(
       text,
       ENTRY_COLUMNS.map((c) => entry[c] ?? null),
     ),
   );
+  // SQLite tells the new row's id; PostgreSQL would need RETURNING, which only the callers that need the id ask for.
+  return result.insertId;
+}
+
+/** Most entries one INSERT carries (nine parameters each, under SQLite's limit). */
+const ENTRIES_PER_STATEMENT = 3000;
+
+/**
+ * Writes many entries with multi-row INSERTs, in the caller's transaction (a bulk action's, one per record); answers
+ * each entry's id by the id of its record (a record has one entry in such a batch).
+ */
+export async function insertEntries(
+  trx: Executor,
+  entries: readonly Insertable<ChangeLogTable>[],
+): Promise<Map<string, bigint>> {
+  const ids = new Map<string, bigint>();
+  for (let start = 0; start < entries.length; start += ENTRIES_PER_STATEMENT) {
+    const written = await trx
+      .insertInto('change_log')
+      .values(entries.slice(start, start + ENTRIES_PER_STATEMENT))
+      .returning(['id', 'record_id'])
+      .execute();
+    for (const row of written) ids.set(String(row.record_id), BigInt(row.id));
+  }
+  return ids;
 }

@@ -1,7 +1,7 @@
 // Reads a write request's body against a resource declaration: every field's
 // kind checks its own value; unknown fields are refused, read-only ones ignored.
 import { FieldErrorBag, validationFailed } from '../errors.ts';
-import type { Resource } from '../schema/resource.ts';
+import { countsOf, type Resource } from '../schema/resource.ts';
 import type { Row } from './repository.ts';
 
 export type WriteMode = 'create' | 'update';
@@ -13,9 +13,11 @@ export function readInput(resource: Resource, body: unknown, mode: WriteMode): R
   }
   const bag = new FieldErrorBag();
   const values: Row = {};
+  // What a response adds to the fields (a user's two_factor_enabled, a contact's inquiries_count) comes back ignored.
+  const answered = new Set([...Object.keys(resource.computed), ...countsOf(resource).map((c) => c.field.countAs!)]);
   for (const [name, raw] of Object.entries(source)) {
     const field = resource.field(name);
-    if (field?.readOnly) continue;
+    if (field?.readOnly || (!field && answered.has(name))) continue;
     if (!field?.fillable) {
       bag.add(name, 'is not a field you can write');
       continue;

@@ -2,10 +2,10 @@
 // neither talks to the database directly. Each write runs in one transaction.
 import type { Executor } from '../db/tables.ts';
 import { AppError, type FieldErrors, notFound } from '../errors.ts';
-import { encodeCursor, parseListQuery } from '../derive/list-query.ts';
-import type { Field, Resource } from '../schema/resource.ts';
+import { encodeCursor, parseListQuery, type ReadScope } from '../derive/list-query.ts';
+import { countsOf, type Field, type Resource } from '../schema/resource.ts';
 import { MAX_ID } from '../schema/kinds.ts';
-import { type Ability, allows } from '../schema/roles.ts';
+import { type Ability, allows, atLeast } from '../schema/roles.ts';
 import type { Actor, Context } from './context.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
 import { changeBefore, entryOf, logChange, logCreated, logMoved, timeline } from './change-log.ts';
@@ -107,7 +107,7 @@ async function missingReferences(trx: Executor, resource: Resource, values: Row)
   return Object.keys(errors).length ? errors : null;
 }
 
-async function checkReferences(trx: Executor, resource: Resource, values: Row): Promise<void> {
+export async function checkReferences(trx: Executor, resource: Resource, values: Row): Promise<void> {
   const errors = await missingReferences(trx, resource, values);
   if (errors) throw new AppError(422, 'validation_failed', 'The request has invalid fields.', errors);
 }
@@ -155,7 +155,7 @@ async function uniqueAsFieldError<T>(
 }
 
 /** Fields the server sets (the creator): only an admin may set them to someone else. */
-function checkServerSet(actor: Actor, resource: Resource, values: Row, before: Row | null): void {
+export function checkServerSet(actor: Actor, resource: Resource, values: Row, before: Row | null): void {
   if (actor.role === 'admin') return;
   const changed = resource.fields.filter(
     (f) => f.defaultActor && f.name in values && String(values[f.name]) !== String(before ? before[f.name] : actor.id),
@@ -170,7 +170,7 @@ function checkServerSet(actor: Actor, resource: Resource, values: Row, before: R
 }
 
 /** Turns checked input into stored values: hashes a password, for instance. */
-async function prepare(resource: Resource, values: Row): Promise<Row> {
+export async function prepare(resource: Resource, values: Row): Promise<Row> {
   const out = { ...values };
   for (const [name, value] of Object.entries(values)) {
     const kind = resource.field(name)!.kind;
@@ -185,7 +185,7 @@ const holdsValue = (v: unknown) => v !== null && v !== undefined && !(typeof v =
  * A record that must hold one of some fields (a contact: name, email or phone) and holds none is refused, naming
  * each.
  */
-function checkNeedsOneOf(resource: Resource, record: Row): void {
+export function checkNeedsOneOf(resource: Resource, record: Row): void {
   const fields = resource.needsOneOf;
   if (fields.length === 0 || fields.some((f) => holdsValue(record[f.name]))) return;
   const names = fields.map((f) => f.label.toLowerCase());
@@ -233,6 +233,8 @@ export interface RecordResult {
   etag: string;
   /** What the write did beyond the record, in words for the person who asked (an invitation was mailed). */
   notice?: string;
+  /** The change-log entry of an update (to undo it); none when nothing changed or the log is off. */
+  changeId?: bigint;
 }
 
 const ID = /^[1-9]\d{0,18}$/;
@@ -259,8 +261,8 @@ export async function listRecords(
   resource: Resource,
   query: Record<string, unknown>,
 ): Promise<ListResult> {
-  authorize(ctx, resource);
-  const plan = parseListQuery(resource, query);
+  const actor = authorize(ctx, resource);
+  const plan = { ...parseListQuery(resource, query), scope: readScopeOf(actor, resource) };
   const { db } = ctx.database;
   const { paging } = plan;
   if (paging.mode === 'cursor') {
@@ -285,6 +287,20 @@ export async function listRecords(
   };
 }
 
+/** A record read on its own, with the counts of the records that name it (a contact's `inquiries_count`). */
+export async function withCounts(ctx: Context, resource: Resource, record: Row): Promise<Row> {
+  const counts = countsOf(resource);
+  if (counts.length === 0) return record;
+  const id = BigInt(record[resource.primaryKey.name] as bigint);
+  const values = await Promise.all(
+    counts.map(async ({ resource: other, field }) => [
+      field.countAs!,
+      await countReferences(ctx.database.db, other, field, id),
+    ]),
+  );
+  return { ...record, ...Object.fromEntries(values) };
+}
+
 /** A record's timeline (it must exist), a page of entries newest first. */
 export async function recordActivity(ctx: Context, resource: Resource, rawId: string, cursor?: string) {
   const { record } = await getRecord(ctx, resource, rawId);
@@ -298,17 +314,51 @@ export async function getRecord(
   rawId: string,
   ability: Ability = 'read',
 ): Promise<RecordResult> {
-  authorize(ctx, resource);
+  const actor = authorize(ctx, resource);
   const { db } = ctx.database;
   const record = await selectById(db, resource, parseId(rawId));
-  if (!record) throw notFound();
+  if (!record || !visibleTo(actor, resource, record)) throw notFound();
   if (ability !== 'read') authorize(ctx, resource, ability, record);
   return { record, etag: etagOf(record) };
 }
 
-/** Fields the server fills: defaults, timestamps, and dates that default to now when their trigger is set. */
-function stamp(resource: Resource, values: Row, before: Row | null, now: string, actor: Actor): Row {
+/**
+ * What the actor may read of a resource that keeps some records to their owners (ResourceDecl.readScope): undefined
+ * when they see every record.
+ */
+export function readScopeOf(actor: Actor, resource: Resource): ReadScope | undefined {
+  const scope = resource.readScope;
+  if (!scope || atLeast(actor.role, scope.all)) return undefined;
+  return { owners: resource.owners, actorId: actor.id, sharedWhen: scope.sharedWhen };
+}
+
+/**
+ * Whether the actor sees the record at all: someone else's personal record (a saved view) is not there for them —
+ * reading, changing or deleting it is a 404, as another user's token is.
+ */
+function visibleTo(actor: Actor, resource: Resource, record: Row): boolean {
+  const scope = readScopeOf(actor, resource);
+  if (!scope || ownedBy(resource, record, actor)) return true;
+  return scope.sharedWhen !== undefined && record[scope.sharedWhen.name] === true;
+}
+
+/**
+ * Fields the server fills: defaults, timestamps, dates that default to now when their trigger is set, and derived
+ * fields whose sources are written.
+ */
+export function stamp(
+  ctx: Context,
+  resource: Resource,
+  values: Row,
+  before: Row | null,
+  now: string,
+  actor: Actor,
+): Row {
   const out = { ...values };
+  for (const f of resource.fields) {
+    if (f.derive && (!before || f.derive.from.some((name) => name in values)))
+      out[f.name] = f.derive.value({ ...before, ...values }, ctx.database);
+  }
   for (const f of resource.fields) {
     if (!before && !(f.name in values)) {
       if (f.default !== undefined) out[f.name] = f.default;
@@ -346,7 +396,7 @@ export async function prepareCreate(
   const input = readInput(resource, body, 'create');
   checkServerSet(actor, resource, input, null);
   checkNeedsOneOf(resource, input);
-  return prepare(resource, stamp(resource, input, null, now, actor));
+  return prepare(resource, stamp(ctx, resource, input, null, now, actor));
 }
 
 /** Writes one row from prepareCreate, with its entry, inside the caller's transaction; answers its id. */
@@ -387,10 +437,15 @@ export async function insertPreparedBatch(
 ): Promise<(AppError | null)[]> {
   authorize(ctx, resource, 'create');
   const { db } = ctx.database;
+  const hooks = rulesOf(resource);
   try {
-    await db
-      .transaction()
-      .execute(async (trx) => logCreated(trx, ctx, resource, await insertRows(trx, resource, rows)));
+    await db.transaction().execute(async (trx) => {
+      // On copies: a batch rolled back leaves the rows as they came, for the retries one by one.
+      const batch = rows.map((r) => ({ ...r }));
+      if (hooks.beforeCreateMany) await hooks.beforeCreateMany(trx, ctx, batch);
+      else for (const values of batch) await hooks.beforeCreate?.(trx, ctx, values);
+      await logCreated(trx, ctx, resource, await insertRows(trx, resource, batch));
+    });
     return rows.map(() => null);
   } catch (error) {
     if (!isUniqueViolation(error) && !isForeignKeyViolation(error)) throw error;
@@ -400,7 +455,9 @@ export async function insertPreparedBatch(
     try {
       await uniqueAsFieldError(ctx, resource, values, () =>
         db.transaction().execute(async (trx) => {
-          await insertPrepared(trx, ctx, resource, values);
+          const row = { ...values };
+          await hooks.beforeCreate?.(trx, ctx, row);
+          await insertPrepared(trx, ctx, resource, row);
         }),
       );
       outcomes.push(null);
@@ -441,29 +498,30 @@ async function writeUpdate(
   const stored = await prepare(resource, input);
   const hooks = rulesOf(resource);
   const { db } = ctx.database;
-  const record = await uniqueAsFieldError(ctx, resource, input, () =>
+  const { record, changeId } = await uniqueAsFieldError(ctx, resource, input, () =>
     db.transaction().execute(async (trx) => {
       const before = await selectById(trx, resource, id, true);
-      if (!before) throw notFound();
+      if (!before || !visibleTo(actor, resource, before)) throw notFound();
       authorize(ctx, resource, 'update', before);
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
       // A hidden field (a password) is never read back, so sending one always counts as a change.
       const changes = Object.fromEntries(
         Object.entries(stored).filter(([k]) => resource.field(k)!.hidden || input[k] !== before[k]),
       );
-      if (Object.keys(changes).length === 0) return before;
+      if (Object.keys(changes).length === 0) return { record: before, changeId: undefined };
       checkServerSet(actor, resource, changes, before);
       // Only a change to one of them can leave a record with none (a stored record may already hold none).
       if (resource.needsOneOf.some((f) => f.name in changes)) checkNeedsOneOf(resource, { ...before, ...changes });
       await checkReferences(trx, resource, changes);
       await hooks.beforeUpdate?.(trx, ctx, before, changes);
-      const written = stamp(resource, changes, before, new Date().toISOString(), actor);
-      await updateRow(trx, resource, id, written, entryOf(ctx, resource, action, before, written, cause));
+      const written = stamp(ctx, resource, changes, before, new Date().toISOString(), actor);
+      const entry = entryOf(ctx, resource, action, before, written, cause);
+      const changeId = await updateRow(trx, resource, id, written, entry);
       await hooks.afterUpdate?.(trx, ctx, before, changes);
-      return (await selectById(trx, resource, id))!;
+      return { record: (await selectById(trx, resource, id))!, changeId };
     }),
   );
-  return { record, etag: etagOf(record) };
+  return { record, etag: etagOf(record), changeId };
 }
 
 /**
@@ -516,14 +574,14 @@ export async function deleteRecord(
   ifMatch?: string,
   params: Row = {},
 ): Promise<void> {
-  authorize(ctx, resource, 'delete', true);
+  const actor = authorize(ctx, resource, 'delete', true);
   const id = parseId(rawId);
   const { db } = ctx.database;
   await db
     .transaction()
     .execute(async (trx) => {
       const before = await selectById(trx, resource, id, true);
-      if (!before) throw notFound();
+      if (!before || !visibleTo(actor, resource, before)) throw notFound();
       authorize(ctx, resource, 'delete', before);
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
       await rulesOf(resource).beforeDelete?.(trx, ctx, before, params);

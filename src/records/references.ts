@@ -18,8 +18,8 @@ export type Choices = ReadonlyMap<string, readonly Choice[]>;
 export const PICKER_LIMIT = 200;
 
 /**
- * Records of `target` by title (those whose title holds `search`, when given), at most PICKER_LIMIT, and those named
- * in `ids`.
+ * Active records of `target` by title, or by position where it has one (those whose title holds `search`, when given),
+ * at most PICKER_LIMIT, and those named in `ids`.
  */
 export async function choicesOf(
   database: Database,
@@ -33,13 +33,17 @@ export async function choicesOf(
     id: String(r[pk]),
     title: r[title] === null || r[title] === undefined ? `#${String(r[pk])}` : String(r[title]),
   });
+  // A list kept in an order of its own (the pipeline's stages) is offered in that order.
+  const order = target.field('position') ?? target.title;
   let query = asRecordTables(database.db)
     .selectFrom(target.table)
     .select([pk, title])
-    .orderBy(title)
+    .orderBy(order.name)
     .orderBy(pk)
     .limit(PICKER_LIMIT);
   if (search) query = query.where(containsText(database.db, title, search));
+  // What is no longer active (an archived stage, a deactivated user) is not offered; named below, it is still shown.
+  if (target.field('active')?.kind.options) query = query.where('active', '=', true);
   const first = (await query.execute()).map(toChoice);
   // Typed values from a refused form may name no possible id (too large for the column): they name nothing.
   const possible = ids.filter((id) => target.primaryKey.kind.fromQuery(id, target.primaryKey).ok);

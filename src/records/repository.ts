@@ -2,10 +2,17 @@
 // caller owns the transaction. Rows are turned into API objects here, in one
 // place, where hidden fields are never selected.
 import { type ExpressionBuilder, type SqlBool, type Expression, expressionBuilder, sql } from 'kysely';
-import { containsText, countWordMatches, matchesWords, orderTerm, writesWithEntryAtOnce } from '../db/dialect.ts';
+import {
+  byteOrdered,
+  containsText,
+  countWordMatches,
+  matchesWords,
+  orderTerm,
+  writesWithEntryAtOnce,
+} from '../db/dialect.ts';
 import { type EntryValues, insertEntry } from './entries.ts';
 import { type AnyRecordTables, asRecordTables, type Executor } from '../db/tables.ts';
-import type { Filter, ListPlan, SortKey } from '../derive/list-query.ts';
+import type { Filter, ListPlan, ReadScope, SortKey } from '../derive/list-query.ts';
 import type { Field, Resource } from '../schema/resource.ts';
 
 export type Row = Record<string, unknown>;
@@ -80,32 +87,66 @@ function searchExpressions(eb: EB, db: Executor, resource: Resource, words: stri
   ];
 }
 
+/** What lists sorted by `field` are ordered by: its column, or the sort key it names (`sortBy`), byte by byte. */
+const sortColumn = (db: Executor, field: Field): Expression<unknown> =>
+  field.sortBy ? byteOrdered(db, field.sortBy.name) : sql.ref(field.name);
+
+/** A sort key where a keyset page continues: its column, and the value there of the last row seen. */
+interface Bound {
+  column: Expression<unknown>;
+  desc: boolean;
+  value: unknown;
+}
+
 /**
- * Rows strictly after `after` in the order of `sort`, NULL being the smallest
+ * The bounds of a keyset page from the values a cursor or the export carries: the sort fields' own, turned into
+ * their sort keys where a field names one (worked out again from the field alone, as the write path stores them).
+ */
+function boundsOf(db: Executor, sort: SortKey[], after: unknown[]): Bound[] {
+  return sort.map(({ field, desc }, i) => {
+    const value = after[i] ?? null;
+    const key = field.sortBy;
+    return {
+      column: sortColumn(db, field),
+      desc,
+      value: key && value !== null ? param(key, key.derive!.value({ [field.name]: value }, {})) : param(field, value),
+    };
+  });
+}
+
+/**
+ * Rows strictly after the bounds in their order, NULL being the smallest
  * value: (k1 > v1) or (k1 = v1 and k2 > v2) or …
  */
-function afterExpression(eb: EB, sort: SortKey[], after: unknown[]): Expression<SqlBool> {
-  const beyond = (key: SortKey, value: unknown): Expression<SqlBool> | null => {
-    const col = key.field.name;
-    if (value === null) return key.desc ? null : eb(col, 'is not', null);
-    const strict = eb(col, key.desc ? '<' : '>', param(key.field, value));
-    return key.desc ? eb.or([strict, eb(col, 'is', null)]) : strict;
+function afterExpression(eb: EB, bounds: Bound[]): Expression<SqlBool> {
+  const beyond = ({ column, desc, value }: Bound): Expression<SqlBool> | null => {
+    if (value === null) return desc ? null : eb(column, 'is not', null);
+    const strict = eb(column, desc ? '<' : '>', value);
+    return desc ? eb.or([strict, eb(column, 'is', null)]) : strict;
   };
-  const equal = (key: SortKey, value: unknown) =>
-    value === null ? eb(key.field.name, 'is', null) : eb(key.field.name, '=', param(key.field, value));
+  const equal = ({ column, value }: Bound) => (value === null ? eb(column, 'is', null) : eb(column, '=', value));
   const branches: Expression<SqlBool>[] = [];
-  sort.forEach((key, i) => {
-    const strict = beyond(key, after[i]);
-    if (strict) branches.push(eb.and([...sort.slice(0, i).map((k, j) => equal(k, after[j])), strict]));
+  bounds.forEach((bound, i) => {
+    const strict = beyond(bound);
+    if (strict) branches.push(eb.and([...bounds.slice(0, i).map(equal), strict]));
   });
   return eb.or(branches);
 }
 
-function whereClause(db: Executor, resource: Resource, plan: Pick<ListPlan, 'words' | 'filters'>) {
+/** The records a scoped reader may see: theirs, or shared. */
+function scopeExpression(eb: EB, { owners, actorId, sharedWhen }: ReadScope): Expression<SqlBool> {
+  return eb.or([
+    ...owners.map((f) => eb(f.name, '=', param(f, f.kind.fromDb(actorId)))),
+    ...(sharedWhen ? [eb(sharedWhen.name, '=', param(sharedWhen, true))] : []),
+  ]);
+}
+
+function whereClause(db: Executor, resource: Resource, plan: Pick<ListPlan, 'words' | 'filters' | 'scope'>) {
   return (eb: EB) =>
     eb.and([
       ...searchExpressions(eb, db, resource, plan.words),
       ...plan.filters.map((f) => filterExpression(eb, db, f)),
+      ...(plan.scope ? [scopeExpression(eb, plan.scope)] : []),
     ]);
 }
 
@@ -118,6 +159,7 @@ function whereClause(db: Executor, resource: Resource, plan: Pick<ListPlan, 'wor
 export async function countRows(db: Executor, resource: Resource, plan: ListPlan): Promise<number> {
   if (
     plan.filters.length === 0 &&
+    !plan.scope &&
     plan.words.length > 0 &&
     plan.words.every((w) => integralMatches(resource, w).length === 0)
   ) {
@@ -125,7 +167,7 @@ export async function countRows(db: Executor, resource: Resource, plan: ListPlan
     if (counted !== null) return counted;
   }
   const query =
-    plan.words.length === 0 && plan.filters.length === 0
+    plan.words.length === 0 && plan.filters.length === 0 && !plan.scope
       ? db
           .selectFrom('record_counts')
           .select(sql<string | number | bigint | null>`sum(n)`.as('total'))
@@ -145,21 +187,18 @@ export async function countRows(db: Executor, resource: Resource, plan: ListPlan
  * with the rows where the key is NULL (the smallest values) as a segment of
  * their own. Null for other sorts, which take the general expression.
  */
-function keysetSegments(eb: EB, sort: SortKey[], after: unknown[]): Expression<SqlBool>[] | null {
-  const pk = sort.at(-1)!;
-  const id = param(pk.field, after.at(-1));
+function keysetSegments(eb: EB, bounds: Bound[]): Expression<SqlBool>[] | null {
+  const pk = bounds.at(-1)!;
   const op = pk.desc ? '<' : '>';
-  if (sort.length === 1) return [eb(pk.field.name, op, id)];
-  const [key] = sort;
-  if (sort.length !== 2 || key!.desc !== pk.desc) return null;
-  const col = key!.field.name;
-  const value = after[0];
-  const isNull = eb(col, 'is', null);
-  if (value === null) {
-    const rest = eb.and([isNull, eb(pk.field.name, op, id)]);
-    return pk.desc ? [rest] : [rest, eb(col, 'is not', null)];
+  if (bounds.length === 1) return [eb(pk.column, op, pk.value)];
+  const [key] = bounds;
+  if (bounds.length !== 2 || key!.desc !== pk.desc) return null;
+  const isNull = eb(key!.column, 'is', null);
+  if (key!.value === null) {
+    const rest = eb.and([isNull, eb(pk.column, op, pk.value)]);
+    return pk.desc ? [rest] : [rest, eb(key!.column, 'is not', null)];
   }
-  const beyond = eb(eb.refTuple(col, pk.field.name), op, eb.tuple(param(key!.field, value), id));
+  const beyond = eb(eb.tuple(key!.column, pk.column), op, eb.tuple(key!.value, pk.value));
   return pk.desc ? [beyond, isNull] : [beyond];
 }
 
@@ -175,13 +214,13 @@ export async function selectRows(
     .selectFrom(resource.table)
     .select(columns(resource))
     .where(whereClause(db, resource, plan));
-  for (const key of plan.sort) query = query.orderBy(orderTerm(key.field.name, key.desc, key.field.nullable));
+  for (const { field, desc } of plan.sort)
+    query = query.orderBy(orderTerm(sortColumn(db, field), desc, (field.sortBy ?? field).nullable));
   const { paging } = plan;
   const after = paging.mode === 'cursor' ? paging.after : null;
   if (!after) return (await query.limit(limit).offset(offset).execute()).map((row) => rowToRecord(resource, row));
-  const segments = keysetSegments(expressionBuilder(), plan.sort, after) ?? [
-    afterExpression(expressionBuilder(), plan.sort, after),
-  ];
+  const bounds = boundsOf(db, plan.sort, after);
+  const segments = keysetSegments(expressionBuilder(), bounds) ?? [afterExpression(expressionBuilder(), bounds)];
   const rows: Row[] = [];
   for (const segment of segments) {
     if (rows.length >= limit) break;
@@ -247,29 +286,33 @@ export async function insertRows(db: Executor, resource: Resource, rows: readonl
   return ids;
 }
 
-/** Updates a row, and writes its change-log entry when given (in one statement where the database can). */
+/**
+ * Updates a row, and writes its change-log entry when given (in one statement where the database can); answers the
+ * entry's id.
+ */
 export async function updateRow(
   db: Executor,
   resource: Resource,
   id: bigint,
   values: Row,
   entry?: EntryValues | null,
-): Promise<void> {
+): Promise<bigint | undefined> {
   const pk = resource.primaryKey;
   const update = asRecordTables(db)
     .updateTable(resource.table)
     .set(toDbValues(resource, values))
     .where(pk.name, '=', param(pk, id));
   if (entry && writesWithEntryAtOnce(db)) {
-    await asRecordTables(db)
+    const written = await asRecordTables(db)
       .with('written', () => update.returning(pk.name))
       .insertInto('change_log')
       .values({ ...entry, record_id: id })
-      .execute();
-    return;
+      .returning('id')
+      .executeTakeFirst();
+    return written ? BigInt(written.id as string | bigint) : undefined;
   }
   await update.execute();
-  if (entry) await insertEntry(db, { ...entry, record_id: id });
+  return entry ? insertEntry(db, { ...entry, record_id: id }) : undefined;
 }
 
 export async function deleteRow(db: Executor, resource: Resource, id: bigint): Promise<boolean> {
@@ -332,4 +375,137 @@ export async function moveReferences(
     .where(field.name, '=', value)
     .execute();
   return rows.map((row) => BigInt(row[pk] as bigint));
+}
+
+/**
+ * The ids of the rows a list matches, in its order, at most `limit` of them (a bulk action's records, named by a list
+ * query): the list's own conditions, without reading the rows.
+ */
+export async function selectIds(db: Executor, resource: Resource, plan: ListPlan, limit: number): Promise<bigint[]> {
+  const pk = resource.primaryKey.name;
+  let query = asRecordTables(db)
+    .selectFrom(resource.table)
+    .select(pk)
+    .where(whereClause(db, resource, plan));
+  for (const { field, desc } of plan.sort)
+    query = query.orderBy(orderTerm(sortColumn(db, field), desc, (field.sortBy ?? field).nullable));
+  const rows = await query.limit(limit).execute();
+  return rows.map((row) => BigInt(row[pk] as string | bigint));
+}
+
+/** The rows with these ids that exist, locked for the caller's write when `lock`. */
+export async function selectByIds(db: Executor, resource: Resource, ids: readonly bigint[], lock = false) {
+  if (ids.length === 0) return [];
+  const pk = resource.primaryKey;
+  const rows = await asRecordTables(db)
+    .selectFrom(resource.table)
+    .select(columns(resource))
+    .where(
+      pk.name,
+      'in',
+      ids.map((id) => param(pk, id)),
+    )
+    .$if(lock, (q) => q.forUpdate())
+    .execute();
+  return rows.map((row) => rowToRecord(resource, row));
+}
+
+/** Writes the same values over many rows at once, in the caller's transaction (their entries are the caller's). */
+export async function updateRows(db: Executor, resource: Resource, ids: readonly bigint[], values: Row): Promise<void> {
+  if (ids.length === 0) return;
+  const pk = resource.primaryKey;
+  await asRecordTables(db)
+    .updateTable(resource.table)
+    .set(toDbValues(resource, values))
+    .where(
+      pk.name,
+      'in',
+      ids.map((id) => param(pk, id)),
+    )
+    .execute();
+}
+
+/** Most ids one IN list carries: well under either database's limit on parameters. */
+const IDS_PER_STATEMENT = 5000;
+
+/** `ids` in slices an IN list takes. */
+function* slices(ids: readonly bigint[]): Generator<bigint[]> {
+  for (let at = 0; at < ids.length; at += IDS_PER_STATEMENT) yield ids.slice(at, at + IDS_PER_STATEMENT);
+}
+
+/** The records of `resource` whose reference `field` names one of `ids`, oldest first, locked for the caller. */
+export async function selectReferencingMany(
+  db: Executor,
+  resource: Resource,
+  field: Field,
+  ids: readonly bigint[],
+): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const slice of slices(ids))
+    rows.push(
+      ...(await asRecordTables(db)
+        .selectFrom(resource.table)
+        .select(columns(resource))
+        .where(
+          field.name,
+          'in',
+          slice.map((id) => param(field, field.kind.fromDb(id))),
+        )
+        .orderBy(resource.primaryKey.name)
+        .forUpdate()
+        .execute()),
+    );
+  return rows.map((row) => rowToRecord(resource, row));
+}
+
+/** For each of `ids` that records of `resource` name in `field`, how many do, by id. */
+export async function countReferencesMany(
+  db: Executor,
+  resource: Resource,
+  field: Field,
+  ids: readonly bigint[],
+): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const slice of slices(ids)) {
+    const rows = await asRecordTables(db)
+      .selectFrom(resource.table)
+      .select([field.name, sql<string | number | bigint>`count(*)`.as('n')])
+      .where(
+        field.name,
+        'in',
+        slice.map((id) => param(field, field.kind.fromDb(id))),
+      )
+      .groupBy(field.name)
+      .execute();
+    for (const row of rows) counts.set(String(row[field.name]), Number(row.n));
+  }
+  return counts;
+}
+
+/** Empties the reference `field` of every record of `resource` that names one of `ids`. */
+export async function clearReferences(db: Executor, resource: Resource, field: Field, ids: readonly bigint[]) {
+  for (const slice of slices(ids))
+    await asRecordTables(db)
+      .updateTable(resource.table)
+      .set({ [field.name]: null })
+      .where(
+        field.name,
+        'in',
+        slice.map((id) => param(field, field.kind.fromDb(id))),
+      )
+      .execute();
+}
+
+/** Deletes the rows with these ids. */
+export async function deleteRows(db: Executor, resource: Resource, ids: readonly bigint[]): Promise<void> {
+  const pk = resource.primaryKey;
+  for (const slice of slices(ids))
+    await asRecordTables(db)
+      .deleteFrom(resource.table)
+      .where(
+        pk.name,
+        'in',
+        slice.map((id) => param(pk, id)),
+      )
+      .execute();
 }

@@ -19,6 +19,8 @@ export interface AfterCommit {
 export interface RecordHooks {
   /** May refuse the create or fill the fields the server keeps (`values` is what will be written). */
   beforeCreate?(trx: Executor, ctx: Context, values: Row): Promise<void>;
+  /** The same for many rows at once (an import), in one go: without it, beforeCreate runs for each. */
+  beforeCreateMany?(trx: Executor, ctx: Context, rows: Row[]): Promise<void>;
   // biome-ignore lint/suspicious/noConfusingVoidType: a hook with nothing to run after the commit just returns
   afterCreate?(trx: Executor, ctx: Context, record: Row, input: Row): Promise<AfterCommit | void>;
   beforeUpdate?(trx: Executor, ctx: Context, before: Row, changes: Row): Promise<void>;

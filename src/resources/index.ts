@@ -2,21 +2,25 @@ import { linkResources, type Resource } from '../schema/resource.ts';
 import { userRules } from '../accounts/user-rules.ts';
 import { contact } from './contact.ts';
 import { inquiry } from './inquiry.ts';
+import { inquiryRules } from './inquiry-rules.ts';
+import { service, source, stage } from './lookups.ts';
+import { view } from './view.ts';
 import { note } from './note.ts';
 import { noteRules } from './note-rules.ts';
 import { user } from './user.ts';
 
-export { contact, inquiry, note, user };
+export { contact, inquiry, note, service, source, stage, user, view };
 
 /** Every declared resource: the seed's, in its order, then ours. */
-export const resources: readonly Resource[] = [contact, inquiry, user, note];
+export const resources: readonly Resource[] = [contact, inquiry, user, note, stage, source, service, view];
 linkResources(
   resources,
   new Map<Resource, object>([
     [user, userRules],
     [note, noteRules],
+    [inquiry, inquiryRules],
   ]),
 );
 
 /** The resources served by the generic records API (users: admins only). */
-export const recordResources: readonly Resource[] = [contact, inquiry, user, note];
+export const recordResources: readonly Resource[] = resources;

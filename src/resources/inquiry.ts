@@ -6,9 +6,19 @@ export const inquiry = extendResource(contact, {
   name: 'inquiries',
   singular: 'inquiry',
   label: 'Inquiry',
+  // Who has it, where it stands, which ticket: what a team reads first.
+  listColumns: ['name', 'stage_id', 'assigned_to', 'ticket_id', 'created_at'],
   fields: {
     // Deleting the contact keeps the inquiry (the trash puts the link back when the contact is restored).
-    contact_id: { kind: 'integer', label: 'Contact', references: 'contacts', onDelete: 'set null', sortable: true },
+    contact_id: {
+      kind: 'integer',
+      label: 'Contact',
+      references: 'contacts',
+      onDelete: 'set null',
+      sortable: true,
+      countAs: 'inquiries_count',
+    },
+    stage_id: { kind: 'integer', label: 'Stage', references: 'stages', onDelete: 'restrict', sortable: true },
     inquiry_country: { kind: 'string', max: 255 },
     inquiry_status: { kind: 'boolean' },
     status: { kind: 'boolean' },

@@ -13,6 +13,7 @@ export const user = defineResource({
   singular: 'user',
   label: 'User',
   access: 'admin',
+  listColumns: ['name', 'email', 'role', 'active', 'created_at'],
   // Deleting an account is final; deactivating it (active: false) keeps its name on its work.
   trash: false,
   fields: {

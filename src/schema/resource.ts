@@ -2,8 +2,9 @@
 // wrong declaration stops the boot with a clear message instead of failing
 // mid-request.
 import { type FormatName, formats } from './formats.ts';
+import type { KeyOptions } from './keys.ts';
 import { kinds, type FieldKind, type InputKind, type NamedKind } from './kinds.ts';
-import { type Access, ADMIN_ACCESS, TEAM_ACCESS } from './roles.ts';
+import { type Access, ADMIN_ACCESS, type Role, TEAM_ACCESS } from './roles.ts';
 
 export type OnDelete = 'restrict' | 'set null' | 'cascade';
 
@@ -63,6 +64,23 @@ export interface FieldDecl extends Partial<FieldFlags> {
    * sorts by any visible field; by the others it sorts, but not fast.
    */
   sortable?: boolean;
+  /**
+   * Lists sorted by this field are ordered by the named derived field instead, a sort key worked out from this field
+   * alone (names in the language's order: `name_sort`); the key stays hidden, cursors carry this field's value.
+   */
+  sortBy?: string;
+  /** A reference: the referenced record, read on its own, says how many records name it, under this name. */
+  countAs?: string;
+  /**
+   * Worked out by the server from other fields whenever one of them is written (a normalised email to match
+   * records by): hidden, never written by a client, never in the change log (its sources are).
+   */
+  derive?: Derivation;
+}
+
+export interface Derivation {
+  from: readonly string[];
+  value(record: Readonly<Record<string, unknown>>, options: KeyOptions): string | null;
 }
 
 export interface Field extends FieldFlags {
@@ -80,6 +98,8 @@ export interface Field extends FieldFlags {
   unsigned: boolean;
   timestamp?: 'create' | 'update';
   sortable: boolean;
+  /** The derived field lists sorted by this one are ordered by (see FieldDecl.sortBy), once the resource is built. */
+  sortBy?: Field;
   /** Never written by a client: ignored when sent. */
   readOnly: boolean;
   defaultNowWhen?: string;
@@ -91,6 +111,14 @@ export interface Field extends FieldFlags {
   assignee: boolean;
   references?: string;
   onDelete?: OnDelete;
+  derive?: Derivation;
+  /** The referenced record, read on its own, says how many records name it through this field, under this name. */
+  countAs?: string;
+  /**
+   * The words a field with options shows for each value and for none (`null`), when a setting renames them
+   * (Status: Closed / Open / New); see optionsOf. Set by records/settings.ts.
+   */
+  words?: Readonly<Record<string, string>>;
   /** The referenced resource, once every resource is declared (see linkResources). */
   target?: Resource;
   /** The seed's rules, as it writes them: `nullable`, `string`, `max:255`. */
@@ -128,6 +156,14 @@ export interface ResourceDecl {
   timelineAction?: 'note';
   /** A deleted record waits in the trash, restorable, for TRASH_DAYS (default); false: deleting is final. */
   trash?: boolean;
+  /** The columns of its list until a user chooses their own, in order: field names (default: the fields in index). */
+  listColumns?: readonly string[];
+  /**
+   * Records some may read only when they are theirs: below the role `all`, a reader sees the records one of whose
+   * user references (its creator) names them, and those whose boolean field `sharedWhen` is true (a personal saved
+   * view, or one shared with the team). Lists, reads and exports apply it.
+   */
+  readScope?: { all: Role; sharedWhen?: string };
 }
 
 /** Rules a resource adds to the generic write path; records/rules.ts gives them their types. */
@@ -159,6 +195,10 @@ export interface Resource {
   title: Field;
   nav: boolean;
   trash: boolean;
+  /** The columns of its list until a user chooses their own (ResourceDecl.listColumns). */
+  listColumns: readonly Field[];
+  /** Who reads only their own records and the shared ones (ResourceDecl.readScope). */
+  readScope?: { all: Role; sharedWhen?: Field };
   /** What the write path runs besides the generic checks (the last admin stays): given with the resource list. */
   rules: ResourceRules;
   /** The fields of other resources that reference this one (a contact's inquiries), once linkResources has run. */
@@ -189,7 +229,8 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
   if (decl.choices && decl.default !== undefined && !decl.choices.includes(decl.default as string)) {
     throw new Error(`${where}: the default is not one of the choices`);
   }
-  const flag = (value: boolean | undefined) => value ?? !system;
+  const derived = Boolean(decl.derive);
+  const flag = (value: boolean | undefined) => value ?? !(system || derived);
   const required = decl.required ?? false;
   const nullable = decl.nullable ?? (!required && !decl.primary);
   // `sometimes`, as Laravel says it: may be left out, but not set to null.
@@ -206,13 +247,13 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
     max,
     required,
     nullable,
-    hidden: decl.hidden ?? false,
+    hidden: derived || (decl.hidden ?? false),
     primary: decl.primary ?? false,
     autoIncrement: decl.autoIncrement ?? false,
     unsigned: decl.unsigned ?? false,
     timestamp: decl.timestamp,
     sortable: decl.sortable ?? false,
-    readOnly: system || Boolean(decl.managed),
+    readOnly: system || derived || Boolean(decl.managed),
     defaultNowWhen: decl.defaultNowWhen,
     choices: decl.choices,
     format: decl.format,
@@ -222,6 +263,8 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
     assignee: decl.assignee ?? false,
     references: decl.references,
     onDelete: decl.references ? (decl.onDelete ?? 'restrict') : undefined,
+    derive: decl.derive,
+    countAs: decl.countAs,
     rules,
     searchable: flag(decl.searchable),
     fillable: flag(decl.fillable),
@@ -251,8 +294,19 @@ export function defineResource<const F extends Record<string, FieldDecl>>(
     if (f.defaultNowWhen && !byName.has(f.defaultNowWhen)) {
       throw new Error(`resource ${decl.name}, field ${f.name}: defaultNowWhen names no field`);
     }
+    for (const source of f.derive?.from ?? [])
+      if (!byName.has(source))
+        throw new Error(`resource ${decl.name}, field ${f.name}: derived from ${source}, which is not declared`);
     if (f.defaultNowWhen && !f.kind.instant) {
       throw new Error(`resource ${decl.name}, field ${f.name}: only a date-time can default to now`);
+    }
+    const sortBy = decl.fields[f.name]!.sortBy;
+    if (sortBy !== undefined) {
+      f.sortBy = byName.get(sortBy);
+      if (f.sortBy?.derive?.from.length !== 1 || f.sortBy.derive.from[0] !== f.name)
+        throw new Error(
+          `resource ${decl.name}, field ${f.name}: sortBy names ${sortBy}, which is not derived from it alone`,
+        );
     }
   }
   const needsOneOf = (decl.needsOneOf ?? []).map((name) => {
@@ -263,6 +317,16 @@ export function defineResource<const F extends Record<string, FieldDecl>>(
   });
   const visible = fields.filter((f) => !f.hidden);
   const title = byName.get(decl.title ?? 'name') ?? primaries[0]!;
+  const listColumns = (decl.listColumns ?? visible.filter((f) => f.inIndex).map((f) => f.name)).map((name) => {
+    const field = byName.get(name);
+    if (!field || field.hidden) throw new Error(`resource ${decl.name}: listColumns names ${name}, no visible field`);
+    return field;
+  });
+  if (listColumns.length === 0) throw new Error(`resource ${decl.name}: its list needs at least one column`);
+  const sharedWhen = decl.readScope?.sharedWhen;
+  const shared = sharedWhen === undefined ? undefined : byName.get(sharedWhen);
+  if (sharedWhen !== undefined && (shared?.kind.name !== 'boolean' || shared.hidden))
+    throw new Error(`resource ${decl.name}: readScope.sharedWhen names ${sharedWhen}, no visible boolean field`);
   if (decl.title && (!byName.has(decl.title) || title.hidden))
     throw new Error(`resource ${decl.name}: title names no visible field`);
   return {
@@ -284,6 +348,8 @@ export function defineResource<const F extends Record<string, FieldDecl>>(
     title,
     nav: decl.nav ?? true,
     trash: decl.trash ?? true,
+    listColumns,
+    readScope: decl.readScope && { all: decl.readScope.all, sharedWhen: shared },
     rules: {},
     referencedBy: [],
     decl,
@@ -313,8 +379,24 @@ export function linkResources(
       target.referencedBy.push({ resource, field });
       if (target.name === 'users' && resource.name !== 'users') resource.owners.push(field);
     }
+    if (resource.readScope && resource.owners.length === 0)
+      throw new Error(`resource ${resource.name}: a readScope needs a reference to users (whose record it is)`);
   }
 }
+
+/** What a record read on its own counts: the records of another resource that name it (a contact's inquiries). */
+export const countsOf = (resource: Resource) => resource.referencedBy.filter((r) => r.field.countAs);
+
+/** A field's options (a tri-state's true and false) in the words it shows them with. */
+export const optionsOf = (field: Field) =>
+  field.kind.options?.map((o) => ({ ...o, label: field.words?.[o.value] ?? o.label })) ?? [];
+
+/** What a field with options shows when it holds none. */
+export const unsetWordOf = (field: Field) => field.words?.null ?? 'Not set';
+
+/** The fields that hold one of a few states or none (the seed's three booleans): their words are settings. */
+export const stateFieldsOf = (resource: Resource) =>
+  resource.fields.filter((f) => f.kind.options && f.nullable && f.fillable && !f.hidden);
 
 /**
  * The records that remark on a resource's records (notes on a contact) and belong to them (deleted with them), by

@@ -108,6 +108,10 @@ for (const dialect of DIALECTS) {
     let token = '';
     let xssContactId = '';
     let printerInquiryId = '';
+    let consultingId = '';
+    let trainingId = '';
+    let discontinuedServiceId = '';
+    let tradeFairId = '';
     // The pages are the same HTML on either database: axe (about a second a page) runs on the first dialect only.
     const audit = dialect === DIALECTS[0];
     const axe = (p: Page, label: string) => (audit ? checkA11y(p, label, a11y) : assertClean(p, label));
@@ -120,6 +124,13 @@ for (const dialect of DIALECTS) {
       });
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    };
+
+    /** Creates a source or a service by name through the API; its id. */
+    const lookup = async (resource: 'sources' | 'services', name: string) => {
+      const created = await api('POST', `/api/v1/${resource}`, { name });
+      assert.equal(created.status, 201, `creating the ${resource} "${name}": ${JSON.stringify(created.body)}`);
+      return String(created.body.data.id);
     };
 
     before(async () => {
@@ -256,6 +267,11 @@ for (const dialect of DIALECTS) {
     step(
       'contacts: empty index, create with a validation error kept next to its field, edit, delete after confirming',
       async () => {
+        // The lists a contact picks from are kept by admins (on the settings page); made here through the API.
+        consultingId = await lookup('services', 'Consulting');
+        trainingId = await lookup('services', 'Training');
+        discontinuedServiceId = await lookup('services', 'Discontinued service');
+        tradeFairId = await lookup('sources', 'Trade fair');
         await visit(page, '/contacts');
         await assertShowsText(page, 'No contacts match', 'the empty contacts index');
         await axe(page, 'contacts index (empty)');
@@ -266,24 +282,37 @@ for (const dialect of DIALECTS) {
         await page.getByLabel('Name').fill('Grace Hopper');
         await page.getByLabel('Email').fill('grace@example.com');
         await page.getByLabel('City').fill('Arlington');
-        await page.getByLabel('Service').fill('99999999999');
+        // A service the form offered is removed (by another admin) before the save: the save is refused, the error
+        // is next to the Service picker, and everything else typed or chosen is kept.
+        await page.getByLabel('Service').selectOption({ label: 'Discontinued service' });
+        await page.getByLabel('Source').selectOption({ label: 'Trade fair' });
+        assert.equal((await api('DELETE', `/api/v1/services/${discontinuedServiceId}`)).status, 204);
         await submit(page, 'Create contact');
         assert.equal(here(page), '/contacts');
         await assertShowsText(page, 'Please correct the field below', 'the form with an error');
         const error = page.locator('#field-service_id-error');
-        assert.match(await error.innerText(), /\S/, 'the error is next to the field');
+        assert.match(await error.innerText(), /no service/, 'the error is next to the field and says what is wrong');
         assert.equal(await page.locator('#field-service_id').getAttribute('aria-invalid'), 'true');
         assert.equal(
           await page.locator('#field-service_id').getAttribute('aria-describedby'),
           'field-service_id-error',
         );
-        assert.equal(await page.locator('#field-service_id').inputValue(), '99999999999', 'the typed value is kept');
+        assert.equal(
+          await page.locator('#field-service_id option', { hasText: 'Discontinued service' }).count(),
+          0,
+          'the removed service is no longer offered',
+        );
         assert.equal(await page.getByLabel('Name').inputValue(), 'Grace Hopper');
         assert.equal(await page.getByLabel('City').inputValue(), 'Arlington');
+        assert.equal(
+          await page.getByLabel('Source').evaluate((el: HTMLSelectElement) => el.selectedOptions[0]?.text),
+          'Trade fair',
+          'the chosen source is kept',
+        );
         assert.equal(await page.locator('.field-error').count(), 1, 'one error only');
         await axe(page, 'contact form with errors');
 
-        await page.getByLabel('Service').fill('42');
+        await page.getByLabel('Service').selectOption({ label: 'Consulting' });
         await submit(page, 'Create contact');
         assert.match(here(page), /^\/contacts\/\d+$/);
         const id = here(page).split('/').pop()!;
@@ -291,11 +320,19 @@ for (const dialect of DIALECTS) {
         const details = page.locator('dl.record');
         await assertShowsText(page, 'Arlington', 'the detail page');
         assert.match(await details.innerText(), /Created by\s+Ada Admin/, 'created_by shows the user name');
-        assert.match(await details.innerText(), /Service\s+42/);
+        assert.match(await details.innerText(), /Service\s+Consulting/, 'the service is shown by name');
+        assert.match(await details.innerText(), /Source\s+Trade fair/, 'the source is shown by name');
+        const stored = (await api('GET', `/api/v1/contacts/${id}`)).body.data;
+        assert.deepEqual([String(stored.service_id), String(stored.source_id)], [consultingId, tradeFairId]);
         await axe(page, 'contact detail');
 
         await page.locator('main').getByRole('link', { name: 'Edit' }).click();
         await page.waitForURL(`**/contacts/${id}/edit`);
+        assert.equal(
+          await page.getByLabel('Service').evaluate((el: HTMLSelectElement) => el.selectedOptions[0]?.text),
+          'Consulting',
+          'the edit form shows the stored service chosen',
+        );
         await axe(page, 'contact form (edit)');
         await page.getByLabel('City').fill('New York');
         await submit(page, 'Save changes');
@@ -334,7 +371,7 @@ for (const dialect of DIALECTS) {
               name: `Bulk contact ${String(i + 1).padStart(2, '0')}`,
               email: `bulk${i + 1}@example.com`,
               city: i % 3 === 0 ? 'Lisbon' : 'Porto',
-              service_id: 100 + i,
+              service_id: Number(i % 2 ? consultingId : trainingId),
             }),
           ),
         );
@@ -418,7 +455,12 @@ for (const dialect of DIALECTS) {
     step(
       'users: the admin invites an agent through /users/new; the agent chooses a password through the mailed link',
       async () => {
-        await visit(page, '/users');
+        // Users are reached from the admin's Settings page (no longer a link of their own in the navigation).
+        await visit(page, '/');
+        await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+        await page.waitForURL('**/settings');
+        await page.locator('main').getByRole('link', { name: 'Users', exact: true }).click();
+        await page.waitForURL('**/users');
         await axe(page, 'users index');
         await page.locator('main').getByRole('link', { name: 'New user' }).click();
         await page.waitForURL('**/users/new');
@@ -490,9 +532,14 @@ for (const dialect of DIALECTS) {
         );
         await agentPage.setViewportSize({ width: 1280, height: 800 });
         assert.equal(await agentPage.getByRole('link', { name: 'Users' }).count(), 0, 'an agent has no Users entry');
+        assert.equal(
+          await agentPage.getByRole('link', { name: 'Settings' }).count(),
+          0,
+          'an agent has no Settings entry (where Users are)',
+        );
 
-        // The state toggle cycles Not set → Yes → No → Not set, in place.
-        await visit(page, '/inquiries');
+        // The state toggle cycles Not set → Yes → No → Not set, in place (the states are columns of this list).
+        await visit(page, '/inquiries?columns=name,inquiry_status,status,inquiry_type,assigned_to');
         await axe(page, 'inquiries index (results)');
         const row = page.locator('#results tbody tr', { has: page.getByRole('link', { name: 'Printer order' }) });
         const toggle = () => row.getByRole('button', { name: /^Inquiry status:/ });
@@ -692,10 +739,11 @@ for (const dialect of DIALECTS) {
       await page.waitForURL('**/contacts/import');
       await axe(page, 'import page');
       const csv = [
+        // A service by its name or by its id; the bad row names one that does not exist.
         'name,email,city,service_id',
-        'Imported One,one@example.com,Oslo,7',
-        `Imported Two,two@example.com,"${IMG.replace(/"/g, '""')}",not-a-number`,
-        'Imported Three,three@example.com,Bergen,9',
+        'Imported One,one@example.com,Oslo,Consulting',
+        `Imported Two,two@example.com,"${IMG.replace(/"/g, '""')}",No such service`,
+        `Imported Three,three@example.com,Bergen,${trainingId}`,
       ].join('\r\n');
       await page
         .getByLabel('CSV file')
@@ -715,6 +763,11 @@ for (const dialect of DIALECTS) {
         imported.body.data.map((c: { name: string }) => c.name),
         ['Imported One', 'Imported Three'],
         'the good rows are in, the bad one is not',
+      );
+      assert.deepEqual(
+        imported.body.data.map((c: { service_id: unknown }) => String(c.service_id)),
+        [consultingId, trainingId],
+        'a service is taken by its name or by its id',
       );
 
       // Without a file the browser asks for one; a header the resource does not know is refused by name, nothing imported.
@@ -752,6 +805,16 @@ for (const dialect of DIALECTS) {
           .sort(),
         ['Imported One', 'Imported Three'],
       );
+      const serviceColumn = lines[0]!.split(',').indexOf('service_id');
+      assert.ok(serviceColumn > 0, `the export has the service: ${lines[0]}`);
+      assert.deepEqual(
+        lines
+          .slice(1)
+          .map((l) => l.split(',')[serviceColumn])
+          .sort(),
+        ['Consulting', 'Training'],
+        'the service is exported by its name (as the import takes it back)',
+      );
       assertClean(page);
     });
 
@@ -787,7 +850,7 @@ for (const dialect of DIALECTS) {
         watch(plain);
         await signIn(plain, agent.email, agent.password);
         assert.equal(here(plain), '/');
-        await visit(plain, '/inquiries');
+        await visit(plain, '/inquiries?columns=name,status');
         await plain.getByLabel('Search inquiries').fill('Printer');
         await submit(plain, 'Apply');
         assert.match(here(plain), /search=Printer/);

@@ -23,15 +23,28 @@ export function sampleInput(resource: Resource, n: number, tag: string, pick: Pi
   return body;
 }
 
-/** The record resources in an order where every required reference names a resource that comes earlier. */
+/**
+ * The record resources in an order where every reference names a resource that comes earlier (so that a record of
+ * each, made in this order, can name one of every resource it references); where optional references go round, one
+ * of them names a later resource. Required references that go round are a declaration error.
+ */
 export function inDependencyOrder(resources: readonly Resource[]): Resource[] {
   const ordered: Resource[] = [];
-  const visit = (resource: Resource, path: Resource[]) => {
+  /** `path`: the resources being visited, each with whether its reference to the next one is required. */
+  const visit = (resource: Resource, path: { resource: Resource; required: boolean }[]) => {
     if (ordered.includes(resource) || !resources.includes(resource)) return;
-    if (path.includes(resource))
-      throw new Error(`required references go round: ${[...path, resource].map((r) => r.name).join(' → ')}`);
+    const at = path.findIndex((p) => p.resource === resource);
+    if (at >= 0) {
+      const round = path.slice(at);
+      if (round.every((p) => p.required))
+        throw new Error(
+          `required references go round: ${[...round, { resource }].map((p) => p.resource.name).join(' → ')}`,
+        );
+      return;
+    }
     for (const field of resource.writable)
-      if (field.target && field.required && field.target !== resource) visit(field.target, [...path, resource]);
+      if (field.target && field.target !== resource)
+        visit(field.target, [...path, { resource, required: field.required }]);
     ordered.push(resource);
   };
   for (const resource of resources) visit(resource, []);
@@ -43,15 +56,19 @@ type Post = (
   body: Record<string, unknown>,
 ) => Promise<{ status: number; text: string; body: { data: { id: unknown } } }>;
 
+/** Samplers made so far in this process: each tags the records it makes its own way (a name may be unique). */
+let samplers = 0;
+
 /**
  * Valid input for any resource over HTTP: the records its references name are created first (once each, through
  * `post`), except the `given` ones (the admin for users).
  */
 export function sampler(post: Post, given: ReadonlyMap<Resource, unknown>) {
   const made = new Map(given);
+  const tag = `target${++samplers}`;
   async function existing(target: Resource): Promise<unknown> {
     if (!made.has(target)) {
-      const created = await post(`/api/v1/${target.name}`, await input(target, 1, 'target'));
+      const created = await post(`/api/v1/${target.name}`, await input(target, 1, tag));
       if (created.status !== 201)
         throw new Error(`a ${target.singular} to reference: ${created.status} ${created.text}`);
       made.set(target, created.body.data.id);

@@ -20,6 +20,7 @@ import { inDependencyOrder, sampleInput } from '../helpers/samples.ts';
 import {
   type Api,
   api,
+  asListed,
   envOf,
   type Running,
   signUpAdmin,
@@ -61,7 +62,8 @@ async function seed(options: DatabaseOptions): Promise<void> {
           const input = sampleInput(resource, start + i, `seed${start + i}`, (target) =>
             target === user ? undefined : 1,
           );
-          const row: Record<string, unknown> = { ...input, [stampOf(resource).name]: 'seed' };
+          // (Numbered: the stamped field may be a unique one, as a source's name is.)
+          const row: Record<string, unknown> = { ...input, [stampOf(resource).name]: `seed ${start + i}` };
           for (const f of resource.fields) if (f.timestamp) row[f.name] = now;
           return Object.fromEntries(
             Object.entries(row).map(([name, value]) => {
@@ -157,7 +159,11 @@ for (const dialect of DIALECTS) {
         const initial = await everyResource(client);
         const history: Write[] = [];
         const ids = new Map([...initial].map(([r, records]) => [r, [...records.keys()]]));
-        const firstOf = (target: Resource) => (target === user ? admin.id : ids.get(target)?.[0]);
+        // As a number: an integer field (service_id) takes no digit string.
+        const firstOf = (target: Resource) => {
+          const id = target === user ? admin.id : ids.get(target)?.[0];
+          return id === undefined ? undefined : Number(id);
+        };
         let seq = 0;
 
         for (let round = 1; round <= ROUNDS; round++) {
@@ -187,7 +193,7 @@ for (const dialect of DIALECTS) {
               assert.equal(answer.status, create ? 201 : 200, answer.text);
               const id = String(answer.body.data.id);
               if (create) list.push(id);
-              history.push({ seq: s, resource: resource.name, id, record: answer.body.data });
+              history.push({ seq: s, resource: resource.name, id, record: asListed(answer.body.data) });
             }
           })();
           // (A refused write ends the writer: the wait ends with it instead of waiting for ever.)

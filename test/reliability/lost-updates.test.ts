@@ -12,6 +12,12 @@ const ROUNDS = SOAK ? 300 : 25;
 const CLIENTS = 8;
 const BIG = 2n ** 60n;
 
+/** A service and a source for each client, made before the rounds: the references a request sets name one of them. */
+let services: unknown[] = [];
+let sources: unknown[] = [];
+/** The `n`-th of `ids`: the eight clients of a round name eight different ones. */
+const nth = (ids: unknown[], n: number) => ids[n % ids.length];
+
 /** Several fields of a contact, all tagged with one request. */
 const tagged = (tag: string, n: number) => ({
   name: `name ${tag}`,
@@ -19,7 +25,7 @@ const tagged = (tag: string, n: number) => ({
   city: `city ${tag}`,
   detail: `detail ${tag} ✓`,
   budget: `budget ${tag}`,
-  service_id: n,
+  service_id: nth(services, n),
 });
 
 /** Every field of an inquiry a client may set, all tagged with one request. */
@@ -31,8 +37,8 @@ const taggedInquiry = (tag: string, n: number) => ({
   address: `addr ${tag}`,
   country: `country ${tag}`,
   city: `city ${tag}`,
-  service_id: n,
-  source_id: n + 1,
+  service_id: nth(services, n),
+  source_id: nth(sources, n + 1),
   detail: `detail ${tag}`,
   budget: `budget ${tag}`,
   inquiry_country: `ic ${tag}`,
@@ -62,6 +68,17 @@ for (const dialect of DIALECTS) {
     before(
       async () => {
         app = await startApp(dialect);
+        const made = async (resource: string) => {
+          const ids: unknown[] = [];
+          for (let c = 0; c < CLIENTS; c++) {
+            const reply = await app.post(`/api/v1/${resource}`, { name: `${resource} ${c}` });
+            assert.equal(reply.status, 201, reply.text);
+            ids.push(reply.body.data.id);
+          }
+          return ids;
+        };
+        services = await made('services');
+        sources = await made('sources');
       },
       { timeout: 60_000 },
     );

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DIALECTS, freshDatabase } from '../helpers/database.ts';
-import { type Answer, api, envOf, recordsById, serve, signUpAdmin, sleep, SOAK } from './helpers/served.ts';
+import { type Answer, api, asListed, envOf, recordsById, serve, signUpAdmin, sleep, SOAK } from './helpers/served.ts';
 import { TcpProxy } from './helpers/tcp-proxy.ts';
 import type { Json } from '../helpers/json.ts';
 
@@ -57,6 +57,13 @@ describe('database outage (postgres)', {
     try {
       const admin = await signUpAdmin(server.url);
       const client = api(server.url, admin.token);
+      // The services the writes name (a reference names a record that exists).
+      const services: unknown[] = [];
+      for (const name of ['Heat pumps', 'Roof panels', 'Batteries']) {
+        const made = await client.request('POST', '/api/v1/services', { json: { name } });
+        assert.equal(made.status, 201, made.text);
+        services.push(made.body.data.id);
+      }
       let phase: Phase = 'up';
       let running = true;
       const outcomes: Outcome[] = [];
@@ -94,12 +101,17 @@ describe('database outage (postgres)', {
       };
       const writer = async () => {
         while (running) {
-          const body = { name: `outage write ${++n}`, city: `city ${n}`, detail: `detail ${n} ✓`, service_id: n };
+          const body = {
+            name: `outage write ${++n}`,
+            city: `city ${n}`,
+            detail: `detail ${n} ✓`,
+            service_id: services[n % services.length],
+          };
           sent.set(body.name, body);
           const answer = await timed('create', () =>
             client.request('POST', '/api/v1/contacts', { json: body, timeoutMs: 5000 }),
           );
-          if (answer?.status === 201) acked.set(String(answer.body.data.id), answer.body.data);
+          if (answer?.status === 201) acked.set(String(answer.body.data.id), asListed(answer.body.data));
           else await sleep(20);
         }
       };

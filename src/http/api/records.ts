@@ -11,6 +11,7 @@ import {
   recordActivity,
   restoreChange,
   updateRecord,
+  withCounts,
 } from '../../records/operations.ts';
 import { annotationsOf, type Resource } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
@@ -53,7 +54,7 @@ export function recordRoutes(database: Database, resource: Resource) {
     const ctx = contextOf(database, request);
     const { record, etag } = await write(ctx, resource, request.params.id, request.body, ifMatchOf(request));
     withEtag(reply, etag);
-    return { data: record };
+    return { data: await withCounts(ctx, resource, record) };
   };
 
   return async function plugin(app: FastifyInstance) {
@@ -63,6 +64,12 @@ export function recordRoutes(database: Database, resource: Resource) {
         schema: {
           tags,
           summary: `List ${resource.name}`,
+          ...(resource.readScope && {
+            description:
+              `Below the ${resource.readScope.all} role, only your own ${resource.name}` +
+              (resource.readScope.sharedWhen ? ` and those with ${resource.readScope.sharedWhen} true` : '') +
+              ' are listed (and readable by id: the others answer 404).',
+          }),
           querystring: listQuerySchema(resource),
           response: {
             200: { description: 'one page of records', $ref: `${ids.list}#` },
@@ -88,7 +95,8 @@ export function recordRoutes(database: Database, resource: Resource) {
         },
       },
       async (request: IdRequest, reply) => {
-        const { record, etag } = await getRecord(contextOf(database, request), resource, request.params.id);
+        const ctx = contextOf(database, request);
+        const { record, etag } = await getRecord(ctx, resource, request.params.id);
         withEtag(reply, etag);
         if (
           request.headers['if-none-match']
@@ -97,7 +105,7 @@ export function recordRoutes(database: Database, resource: Resource) {
             .includes(etag)
         )
           return reply.code(304).send();
-        return { data: record };
+        return { data: await withCounts(ctx, resource, record) };
       },
     );
 
@@ -141,9 +149,10 @@ export function recordRoutes(database: Database, resource: Resource) {
         },
       },
       async (request, reply) => {
-        const { record, etag } = await createRecord(contextOf(database, request), resource, request.body);
+        const ctx = contextOf(database, request);
+        const { record, etag } = await createRecord(ctx, resource, request.body);
         withEtag(reply, etag).header('Location', location(record[resource.primaryKey.name]));
-        return reply.code(201).send({ data: record });
+        return reply.code(201).send({ data: await withCounts(ctx, resource, record) });
       },
     );
 
@@ -205,7 +214,7 @@ export function recordRoutes(database: Database, resource: Resource) {
           const body = typeof request.body === 'object' && request.body !== null ? request.body : {};
           const { record, etag } = await createRecord(ctx, other, { ...body, [field.name]: parent.id });
           withEtag(reply, etag).header('Location', `/api/v1/${other.name}/${String(record.id)}`);
-          return reply.code(201).send({ data: record });
+          return reply.code(201).send({ data: await withCounts(ctx, other, record) });
         },
       );
     }

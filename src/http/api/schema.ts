@@ -2,7 +2,7 @@
 // need them. Hidden fields are left out, except those a client writes (a
 // user's password), listed as write-only so a client knows to send them.
 import type { FastifyInstance } from 'fastify';
-import type { Field, Resource } from '../../schema/resource.ts';
+import { type Field, optionsOf, type Resource, unsetWordOf } from '../../schema/resource.ts';
 
 function describeField(f: Field) {
   return {
@@ -25,6 +25,15 @@ function describeField(f: Field) {
     in_index: f.inIndex,
     in_view: f.inView,
     filter_operators: f.kind.operators,
+    // The words of each state, as an admin set them (Status: Closed / Open / New).
+    ...(f.kind.options
+      ? {
+          labels: {
+            ...Object.fromEntries(optionsOf(f).map((o) => [o.value, o.label])),
+            ...(f.nullable ? { null: unsetWordOf(f) } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -39,7 +48,6 @@ export function describeResource(r: Resource) {
 }
 
 export function schemaRoutes(resources: readonly Resource[]) {
-  const body = JSON.stringify({ data: resources.map(describeResource) });
   return async function plugin(app: FastifyInstance) {
     app.get(
       '/schema',
@@ -55,7 +63,9 @@ export function schemaRoutes(resources: readonly Resource[]) {
           },
         },
       },
-      (_request, reply) => reply.type('application/json; charset=utf-8').send(body),
+      // Made for each request: the labels are settings.
+      (_request, reply) =>
+        reply.type('application/json; charset=utf-8').send(JSON.stringify({ data: resources.map(describeResource) })),
     );
   };
 }

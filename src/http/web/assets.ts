@@ -11,7 +11,10 @@ const PUBLIC = path.resolve(import.meta.dirname, '../../../public');
 const FILES: Record<string, { file: string; type: string }> = {
   'app.css': { file: path.join(PUBLIC, 'app.css'), type: 'text/css; charset=utf-8' },
   'app.js': { file: path.join(PUBLIC, 'app.js'), type: 'text/javascript; charset=utf-8' },
+  'board.js': { file: path.join(PUBLIC, 'board.js'), type: 'text/javascript; charset=utf-8' },
+  'bulk.js': { file: path.join(PUBLIC, 'bulk.js'), type: 'text/javascript; charset=utf-8' },
   'favicon.svg': { file: path.join(PUBLIC, 'favicon.svg'), type: 'image/svg+xml' },
+  'search.js': { file: path.join(PUBLIC, 'search.js'), type: 'text/javascript; charset=utf-8' },
   'htmx.min.js': { file: require.resolve('htmx.org/dist/htmx.min.js'), type: 'text/javascript; charset=utf-8' },
 };
 

@@ -23,7 +23,15 @@ function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefi
   reply.clearCookie(FLASH_COOKIE, { path: '/' });
   try {
     const value = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Flash;
-    return ['success', 'error', 'info'].includes(value.kind) && typeof value.text === 'string' ? value : undefined;
+    if (!['success', 'error', 'info'].includes(value.kind) || typeof value.text !== 'string') return undefined;
+    // Only an undo of a record's change, back to a page of the app, is offered.
+    const { undo } = value;
+    const undoable =
+      undo === undefined ||
+      (/^\/[a-z_]+\/\d+\/restore$/.test(String(undo.action)) &&
+        /^\d+$/.test(String(undo.change_id)) &&
+        /^\/(?!\/)/.test(String(undo.back)));
+    return undoable ? value : { kind: value.kind, text: value.text };
   } catch {
     return undefined;
   }

@@ -5,7 +5,7 @@ import { referenceChoices } from '../../records/references.ts';
 import type { Database } from '../../db/connection.ts';
 import { listRecords, type Context } from '../../records/operations.ts';
 import { contact, inquiry } from '../../resources/index.ts';
-import type { Resource } from '../../schema/resource.ts';
+import { optionsOf, type Resource, unsetWordOf } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
 import { pageContext } from './context.ts';
 import { sendPage } from './render.tsx';
@@ -59,18 +59,19 @@ export function dashboardPage(database: Database) {
               <thead>
                 <tr>
                   <th scope="col">State</th>
-                  <th scope="col">Yes</th>
-                  <th scope="col">No</th>
-                  <th scope="col">Not set</th>
+                  <th scope="col" colspan={3}>
+                    Inquiries in each
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {byState.map(({ field, counts }) => (
                   <tr>
                     <th scope="row">{field.label}</th>
-                    {['true', 'false', 'null'].map((v, i) => (
+                    {[...optionsOf(field), { value: 'null', label: unsetWordOf(field) }].map((o, i) => (
                       <td>
-                        <a href={hrefWith('/inquiries', { filter: { [field.name]: v } })}>{counts[i]}</a>
+                        {o.label}:{' '}
+                        <a href={hrefWith('/inquiries', { filter: { [field.name]: o.value } })}>{counts[i]}</a>
                       </td>
                     ))}
                   </tr>

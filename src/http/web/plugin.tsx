@@ -14,11 +14,17 @@ import { isPageForm } from '../auth.ts';
 import { pageContext, redirectWith, setFlash } from './context.ts';
 import { keptForms } from './kept-form.ts';
 import { csvPages } from './csv-pages.tsx';
+import { bulkPages } from './bulk-pages.tsx';
+import { offersBulk } from '../../records/bulk.ts';
 import { activityPage } from './activity-page.tsx';
+import { settingsPage } from './settings-page.tsx';
 import { trashPage } from './trash-page.tsx';
+import { searchPages } from './search-page.tsx';
+import { boardPage } from './board-page.tsx';
 import { dashboardPage } from './dashboard.tsx';
 import { profilePages } from './profile-pages.tsx';
 import { recordPages } from './record-pages.tsx';
+import { listPages } from './list-pages.tsx';
 import { sendPage } from './render.tsx';
 import { MessagePage } from './views/pages.tsx';
 
@@ -121,11 +127,16 @@ export function webApp(a: Accounts) {
     await app.register(authPages(a));
     await app.register(dashboardPage(a.database));
     await app.register(activityPage(a.database));
+    await app.register(settingsPage(a.database));
     await app.register(trashPage(a.database, a.config.trashDays));
+    await app.register(searchPages(a.database));
+    await app.register(boardPage(a.database));
     await app.register(profilePages(a));
     for (const resource of recordResources) {
       await app.register(csvPages(a.database, resource));
       await app.register(recordPages(a.database, resource, kept, a.config.trashDays));
+      await app.register(listPages(a.database, resource));
+      if (offersBulk(resource)) await app.register(bulkPages(a.database, resource, a.config.trashDays));
     }
 
     // An unknown address opened by someone signed in keeps the navigation. The root's not-found handler cannot

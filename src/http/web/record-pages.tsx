@@ -20,13 +20,17 @@ import {
 } from '../../records/operations.ts';
 import { choicesOf, referenceChoices } from '../../records/references.ts';
 import type { Row } from '../../records/repository.ts';
-import { annotationsOf, type Resource } from '../../schema/resource.ts';
+import { annotationsOf, optionsOf, type Resource, unsetWordOf } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
-import { pageContext, redirectWith } from './context.ts';
+import { pageContext, redirectWith, safeNext } from './context.ts';
 import type { KeptForms } from './kept-form.ts';
+import { listStateOf } from './list-pages.tsx';
+import { listQueryOf, withoutEmptyParams } from './list-query.ts';
+import { filteredReferences } from './views/list-filters.tsx';
 import { sendFragment, sendPage } from './render.tsx';
 import { ChoiceOptions } from './views/form.tsx';
-import type { Flash } from './views/layout.tsx';
+import { type Flash, FlashMessage } from './views/layout.tsx';
+import { LinkedRecord, linkToBase, sharedFields } from './views/linked.tsx';
 import {
   ActivityPanel,
   ConflictPage,
@@ -43,26 +47,8 @@ import {
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 type Form = Record<string, unknown>;
 
-const nextDay = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-
-/** The page's query as list parameters: empty filters dropped, date ranges inclusive of the "to" day. */
-export function listQueryOf(query: Query): Query {
-  const out: Query = {};
-  for (const key of ['search', 'sort', 'page', 'per_page'] as const)
-    if (query[key] !== undefined && query[key] !== '') out[key] = query[key];
-  const filter: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries((query.filter ?? {}) as Record<string, unknown>))
-    if (value !== '' && value !== undefined) filter[name] = value;
-  for (const [name, value] of Object.entries((query.from ?? {}) as Record<string, unknown>))
-    if (typeof value === 'string' && value) filter[name] = { ...(filter[name] as object), gte: value };
-  for (const [name, value] of Object.entries((query.to ?? {}) as Record<string, unknown>)) {
-    if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value))
-      filter[name] = { ...(filter[name] as object), lt: nextDay(value) };
-    else if (typeof value === 'string' && value) filter[name] = { ...(filter[name] as object), lt: value };
-  }
-  if (Object.keys(filter).length) out.filter = filter;
-  return out;
-}
+// The page's query as list parameters lives beside the list's other address helpers; imported from here too.
+export { listQueryOf } from './list-query.ts';
 
 /** A control may show less than is stored (a date input, the day of an instant): sending back what it showed is not a
  * change. */
@@ -134,6 +120,9 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
     const base = `/${resource.name}`;
 
     app.get(base, async (request, reply) => {
+      // A plain form sends its empty fields too: the list's address leaves them out.
+      const clean = withoutEmptyParams(request.url);
+      if (clean !== null) return reply.redirect(clean, 303);
       const query = request.query as Query;
       let result: ListResult = { data: [], meta: { page: 1, per_page: 25, total: 0, last_page: 1 } };
       let problem: FieldErrors | undefined;
@@ -148,8 +137,9 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
         resource,
         result,
         query,
-        choices: await choices(result.data),
+        choices: await choices([...result.data, filteredReferences(resource, query)]),
         problem,
+        list: await listStateOf(database, request, resource, query),
       };
       // htmx asks for the results only (live search, filters, paging) at the address it then pushes into the
       // history; a browser gets the whole page. Back and Forward load that address again, and Chromium took the
@@ -203,6 +193,9 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
             .filter((f) => resource.field(f.name)?.fillable && !f.defaultActor)
             .map((f) => [f.name, record[f.name]]),
         );
+        // And linked to it (an inquiry to its contact).
+        const link = linkToBase(resource);
+        if (link) copied[link.name] = record[base.primaryKey.name];
         return formPage(
           request,
           reply,
@@ -276,22 +269,80 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       );
       const cursor = (request.query as { activity?: string }).activity;
       const { activity, choices: shown } = await activityOf(request, request.params.id, record, cursor);
+      // The record it belongs to (an inquiry's contact), side by side where they differ.
+      const link = linkToBase(resource);
+      const linked = link && record[link.name] !== null ? await baseRecordOf(request, record) : undefined;
+      const page = pageContext(request, reply);
+      const linkedChoices = linked ? await choices([record, linked]) : shown;
       return sendPage(
         reply,
         <DetailPage
-          ctx={pageContext(request, reply)}
+          ctx={page}
           resource={resource}
           record={record}
           choices={shown}
           panels={panels}
           activity={activity}
+          extra={
+            linked ? (
+              <LinkedRecord
+                resource={resource}
+                record={record}
+                linked={linked}
+                choices={linkedChoices}
+                csrf={page.csrf}
+                locale={page.locale}
+                canCopyTo={may(ctx.actor, resource.base!, 'update', linked)}
+                canCopyFrom={may(ctx.actor, resource, 'update', record)}
+              />
+            ) : undefined
+          }
         />,
       );
     });
 
+    /** The record this one belongs to (an inquiry's contact), if it is there and the reader may see it. */
+    const baseRecordOf = async (request: FastifyRequest, record: Row): Promise<Row | undefined> => {
+      const link = linkToBase(resource)!;
+      try {
+        return (await getRecord(ctxOf(request), resource.base!, String(record[link.name]))).record;
+      } catch (error) {
+        if (error instanceof AppError && (error.status === 404 || error.status === 403)) return undefined;
+        throw error;
+      }
+    };
+
+    // Copies the chosen shared fields from a record to the one it belongs to, or back (each a logged update).
+    if (linkToBase(resource))
+      app.post(`${base}/:id/copy`, csrf, async (request: IdRequest, reply) => {
+        const back = `${base}/${request.params.id}`;
+        const { record } = await getRecord(ctxOf(request), resource, request.params.id);
+        const linked = await baseRecordOf(request, record);
+        const form = (request.body ?? {}) as Form;
+        const asked = new Set([form.fields ?? []].flat().map(String));
+        const fields = sharedFields(resource).filter((f) => asked.has(f.name));
+        const toBase = form.direction === 'to_base';
+        if (!linked || fields.length === 0 || (!toBase && form.direction !== 'from_base'))
+          return redirectWith(reply, back, { kind: 'error', text: 'Choose the fields to copy, and which way.' });
+        const [from, target, targetResource] = toBase ? [record, linked, resource.base!] : [linked, record, resource];
+        const values = Object.fromEntries(fields.map((f) => [f.name, from[f.name] ?? null]));
+        try {
+          await updateRecord(ctxOf(request), targetResource, String(target[targetResource.primaryKey.name]), values);
+        } catch (error) {
+          const errors = fieldErrors(error);
+          if (!errors) throw error;
+          return redirectWith(reply, back, { kind: 'error', text: Object.values(errors).flat().join(' ') });
+        }
+        const names = fields.map((f) => f.label).join(', ');
+        const where = toBase ? `to the ${resource.base!.singular}` : `from the ${resource.base!.singular}`;
+        return redirectWith(reply, back, { kind: 'success', text: `Copied ${names} ${where}.` });
+      });
+
     // Undo one change of the timeline: its fields get back the values they had before it.
     app.post(`${base}/:id/restore`, csrf, async (request: IdRequest, reply) => {
-      const back = `${base}/${request.params.id}#activity`;
+      // An undo offered by a list's message goes back to that list.
+      const asked = String((request.body as Form | undefined)?.back ?? '');
+      const back = asked.startsWith(`${base}?`) || asked === base ? asked : `${base}/${request.params.id}#activity`;
       try {
         await restoreChange(ctxOf(request), resource, request.params.id, request.body);
       } catch (error) {
@@ -456,7 +507,9 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
         throw error;
       }
       const where = resource.trash ? ` It is in the trash for ${trashDays} days, if you need it back.` : '';
-      return redirectWith(reply, base, {
+      // Deleted from elsewhere (a saved view, from its list): back there.
+      const next = typeof form.next === 'string' && form.next ? safeNext(form.next) : base;
+      return redirectWith(reply, next, {
         kind: 'success',
         text: `${recordTitle(resource, record)} was deleted.${where}`,
       });
@@ -468,29 +521,37 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
       csrf,
       async (request: FastifyRequest<{ Params: { id: string; field: string } }>, reply) => {
         const field = resource.field(request.params.field);
-        const options = field?.fillable ? field.kind.options : undefined;
+        const options = field?.fillable && field.kind.options ? optionsOf(field) : undefined;
         if (!field || !options) throw new AppError(404, 'not_found', 'There is no such state to change.');
         const { record: before } = await getRecord(ctxOf(request), resource, request.params.id);
         // Not set, then each option in turn, then Not set again.
         const steps = [null, ...options];
         const at = steps.findIndex((o) => (o?.value ?? '') === field.kind.toInput(before[field.name]));
         const next = steps[(at + 1) % steps.length] ?? null;
-        const { record } = await updateRecord(ctxOf(request), resource, request.params.id, {
+        const { record, changeId } = await updateRecord(ctxOf(request), resource, request.params.id, {
           [field.name]: next ? next.json : null,
         });
-        if (request.headers['hx-request'])
+        const referer = request.headers.referer ? new URL(request.headers.referer) : undefined;
+        const back = referer?.pathname.startsWith(base) ? referer.pathname + referer.search : base;
+        // Nothing is asked before the change; its message offers to take it back.
+        const flash: Flash = {
+          kind: 'success',
+          text: `${field.label} of ${recordTitle(resource, record)} is now ${next?.label ?? unsetWordOf(field)}.`,
+          ...(changeId
+            ? { undo: { action: `${base}/${request.params.id}/restore`, change_id: String(changeId), back } }
+            : {}),
+        };
+        if (request.headers['hx-request']) {
+          const { csrf } = pageContext(request, reply);
           return sendFragment(
             reply,
-            <StateToggle resource={resource} record={record} field={field} csrf={pageContext(request, reply).csrf} />,
+            <>
+              <StateToggle resource={resource} record={record} field={field} csrf={csrf} />
+              <FlashMessage flash={flash} csrf={csrf} oob />
+            </>,
           );
-        const back =
-          request.headers.referer && new URL(request.headers.referer).pathname.startsWith(base)
-            ? new URL(request.headers.referer).pathname + new URL(request.headers.referer).search
-            : base;
-        return redirectWith(reply, back, {
-          kind: 'success',
-          text: `${field.label} of ${recordTitle(resource, record)} is now ${next?.label.toLowerCase() ?? 'not set'}.`,
-        });
+        }
+        return redirectWith(reply, back, flash);
       },
     );
   };

@@ -4,7 +4,7 @@
 import { type Choice, type Choices, PICKER_LIMIT } from '../../../records/references.ts';
 import type { FieldErrors } from '../../../errors.ts';
 import type { InputKind } from '../../../schema/kinds.ts';
-import type { Field } from '../../../schema/resource.ts';
+import { type Field, optionsOf, unsetWordOf } from '../../../schema/resource.ts';
 import type { JSX } from 'preact';
 
 export function CsrfInput({ token }: { token: string }) {
@@ -91,7 +91,7 @@ export function FieldInput(props: {
       <fieldset class="field" aria-invalid={invalid} aria-describedby={described}>
         <legend>{field.label}</legend>
         <div class="tri">
-          {[...field.kind.options, ...(field.nullable ? [{ value: '', label: 'Not set' }] : [])].map(
+          {[...optionsOf(field), ...(field.nullable ? [{ value: '', label: unsetWordOf(field) }] : [])].map(
             ({ value: v, label }) => (
               <label>
                 <input type="radio" name={field.name} value={v} checked={text === v} /> {label}

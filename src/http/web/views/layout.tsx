@@ -1,6 +1,8 @@
 import type { ComponentChildren } from 'preact';
 import { recordResources } from '../../../resources/index.ts';
 import { allows, atLeast, type Role } from '../../../schema/roles.ts';
+import { CsrfInput } from './form.tsx';
+import { SearchBox } from './search-box.tsx';
 
 export interface Viewer {
   id: bigint;
@@ -13,6 +15,31 @@ export interface Viewer {
 export interface Flash {
   kind: 'success' | 'error' | 'info';
   text: string;
+  /** A change that can be taken back from the message: `POST action` with `change_id`, then back to `back`. */
+  undo?: { action: string; change_id: string; back: string };
+}
+
+/** The message of the last action, with its undo button when it has one; htmx replaces it out of band. */
+export function FlashMessage({ flash, csrf, oob }: { flash?: Flash; csrf: string; oob?: boolean }) {
+  return (
+    <div id="flash" hx-swap-oob={oob ? 'true' : undefined}>
+      {flash ? (
+        <p class={`flash flash-${flash.kind}`} role={flash.kind === 'error' ? 'alert' : 'status'}>
+          {flash.text}
+          {flash.undo ? (
+            <form method="post" action={flash.undo.action} class="inline undo">
+              <CsrfInput token={csrf} />
+              <input type="hidden" name="change_id" value={flash.undo.change_id} />
+              <input type="hidden" name="back" value={flash.undo.back} />
+              <button type="submit" class="link-button">
+                Undo
+              </button>
+            </form>
+          ) : null}
+        </p>
+      ) : null}
+    </div>
+  );
 }
 
 export interface PageContext {
@@ -24,6 +51,12 @@ export interface PageContext {
   locale: string;
 }
 
+/** The pipeline, after Inquiries: the board, and "My open inquiries" one click from anywhere. */
+const PIPELINE_LINKS: [string, string][] = [
+  ['/inquiries/board', 'Board'],
+  ['/inquiries/board?mine=1&open=1', 'My open inquiries'],
+];
+
 function Nav({ ctx }: { ctx: PageContext }) {
   const viewer = ctx.viewer;
   if (!viewer) return null;
@@ -31,11 +64,20 @@ function Nav({ ctx }: { ctx: PageContext }) {
     ['/', 'Dashboard'],
     ...recordResources
       .filter((r) => r.nav && allows(viewer.role, r.access, 'read'))
-      .map((r): [string, string] => [`/${r.name}`, r.name.charAt(0).toUpperCase() + r.name.slice(1)]),
+      .flatMap((r): [string, string][] => [
+        [`/${r.name}`, r.name.charAt(0).toUpperCase() + r.name.slice(1)],
+        ...(r.name === 'inquiries' ? PIPELINE_LINKS : []),
+      ]),
     ...(atLeast(viewer.role, 'agent') ? [['/trash', 'Trash'] as [string, string]] : []),
-    ...(viewer.role === 'admin' ? [['/activity', 'Activity'] as [string, string]] : []),
+    ...(viewer.role === 'admin'
+      ? [['/activity', 'Activity'] as [string, string], ['/settings', 'Settings'] as [string, string]]
+      : []),
   ];
-  const current = (href: string) => (href === '/' ? ctx.path === '/' : ctx.path.startsWith(href));
+  // The most specific link is the current one (Board, not Inquiries, on /inquiries/board); one with a query never.
+  const within = (href: string) =>
+    href === '/' ? ctx.path === '/' : ctx.path === href || ctx.path.startsWith(`${href}/`);
+  const best = links.map(([href]) => href).filter((href) => !href.includes('?') && within(href));
+  const current = (href: string) => href === best.sort((a, b) => b.length - a.length)[0];
   return (
     <nav aria-label="Main">
       <ul class="nav">
@@ -85,6 +127,7 @@ export function Layout({ ctx, title, children }: { ctx: PageContext; title: stri
         <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml" />
         <script src="/assets/htmx.min.js" defer></script>
         <script src="/assets/app.js" defer></script>
+        {ctx.viewer ? <script src="/assets/search.js" defer></script> : null}
       </head>
       <body hx-headers={JSON.stringify({ 'x-csrf-token': ctx.csrf })}>
         <a href="#main" class="skip-link">
@@ -94,14 +137,11 @@ export function Layout({ ctx, title, children }: { ctx: PageContext; title: stri
           <a href="/" class="brand">
             Leadbook
           </a>
+          {ctx.viewer ? <SearchBox /> : null}
           <Nav ctx={ctx} />
         </header>
         <main id="main" tabIndex={-1}>
-          {ctx.flash ? (
-            <p class={`flash flash-${ctx.flash.kind}`} role={ctx.flash.kind === 'error' ? 'alert' : 'status'}>
-              {ctx.flash.text}
-            </p>
-          ) : null}
+          <FlashMessage flash={ctx.flash} csrf={ctx.csrf} />
           {ctx.viewer && !ctx.viewer.emailVerified && ctx.path !== '/verify-email' ? (
             <p class="flash flash-info">
               Please confirm your email address: <a href="/verify-email">see how, or get a new link</a>.

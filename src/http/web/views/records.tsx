@@ -7,15 +7,17 @@ import type { FieldErrors } from '../../../errors.ts';
 import { type ListResult, may } from '../../../records/operations.ts';
 import type { Row } from '../../../records/repository.ts';
 import { recordResources } from '../../../resources/index.ts';
-import { annotationsOf, type Field, type Resource } from '../../../schema/resource.ts';
+import { annotationsOf, type Field, optionsOf, type Resource, unsetWordOf } from '../../../schema/resource.ts';
 import { formats } from '../../../schema/formats.ts';
 import { kinds } from '../../../schema/kinds.ts';
+import { BulkBar, bulkAbilities, SelectPageBox, SelectRowBox } from './bulk-bar.tsx';
 import { CsrfInput, ErrorSummary, FieldInput } from './form.tsx';
+import { Filters } from './list-filters.tsx';
+import { type ListState, ListTools } from './list-tools.tsx';
 import { type Flash, Layout, type PageContext } from './layout.tsx';
 
 export type Query = Record<string, unknown>;
 
-const PER_PAGE_CHOICES = [10, 25, 50, 100];
 const title = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** `query` with `changes` applied, as a query string (empty values dropped). */
@@ -52,6 +54,10 @@ export function Value({ field, value, choices, locale }: ValueProps) {
   if (value === null || value === undefined || value === '') return <span class="muted">—</span>;
   if (field.target)
     return <>{choices.get(field.target.name)?.find((c) => c.id === String(value))?.title ?? `#${String(value)}`}</>;
+  if (field.kind.options) {
+    const current = field.kind.toInput(value);
+    return <>{optionsOf(field).find((o) => o.value === current)?.label ?? String(value)}</>;
+  }
   const { text, datetime, dateOnly } = field.kind.display(value, locale);
   if (datetime)
     return (
@@ -76,8 +82,10 @@ export function StateToggle({
   csrf: string;
 }) {
   const current = field.kind.toInput(record[field.name]);
+  // The badge's colour follows the value (the kind's own word), its text the field's words.
   const option = field.kind.options?.find((o) => o.value === current);
-  const [label, cls] = option ? [option.label, `badge-${option.label.toLowerCase()}`] : ['Not set', 'badge-unset'];
+  const label = option ? optionsOf(field).find((o) => o.value === current)!.label : unsetWordOf(field);
+  const cls = option ? `badge-${option.label.toLowerCase()}` : 'badge-unset';
   const action = `/${resource.name}/${String(record.id)}/cycle/${field.name}`;
   return (
     <form method="post" action={action} class="inline" hx-post={action} hx-target="this" hx-swap="outerHTML">
@@ -101,150 +109,27 @@ interface IndexProps {
   id?: string;
   /** What an empty list says instead of "no match" (a dashboard list has no search to clear). */
   empty?: string;
+  /** The viewer's columns and saved views (the list page; a dashboard list shows the default columns, no tools). */
+  list?: ListState;
 }
 
-function Filters({ resource, query, choices }: { resource: Resource; query: Query; choices: Choices }) {
-  const filter = (query.filter ?? {}) as Record<string, unknown>;
-  const from = (query.from ?? {}) as Record<string, unknown>;
-  const to = (query.to ?? {}) as Record<string, unknown>;
-  const path = `/${resource.name}`;
-  const fields = indexFields(resource);
-  const active =
-    Object.values(filter).filter((v) => v !== '' && v !== undefined).length +
-    Object.values(from).filter(Boolean).length +
-    Object.values(to).filter(Boolean).length;
-  return (
-    // <search> is newer than some browsers the app supports; role="search" is the landmark they all know.
-    // biome-ignore lint/a11y/useSemanticElements: see the line above
-    <form
-      method="get"
-      action={path}
-      role="search"
-      class="card"
-      hx-get={path}
-      hx-trigger="input changed delay:300ms from:#field-search, change, submit"
-      hx-target="#results"
-      hx-select="#results"
-      hx-swap="outerHTML"
-      hx-push-url="true"
-    >
-      <div class="filters">
-        <div class="field">
-          <label for="field-search">Search {resource.name}</label>
-          <input
-            id="field-search"
-            type="search"
-            name="search"
-            value={String(query.search ?? '')}
-            placeholder="Name, email, city…"
-            autocomplete="off"
-          />
-        </div>
-        <div class="field">
-          <label for="field-per-page">Per page</label>
-          <select id="field-per-page" name="per_page">
-            {PER_PAGE_CHOICES.map((n) => (
-              <option value={String(n)} selected={String(query.per_page ?? 25) === String(n)}>
-                {n}
-              </option>
-            ))}
-          </select>
-        </div>
-        {query.sort ? <input type="hidden" name="sort" value={String(query.sort)} /> : null}
-        <div class="actions">
-          <button type="submit">Apply</button>
-          <a href={path} class="button button-secondary">
-            Clear
-          </a>
-        </div>
-      </div>
-      {/* The filters fold away (a phone would scroll past a screenful of them); open while any is set. */}
-      <details class="more-filters" open={active > 0}>
-        <summary>Filters{active ? ` (${active} set)` : ''}</summary>
-        <div class="filters">
-          {fields
-            .filter((f) => f.kind.options)
-            .map((f) => (
-              <div class="field">
-                <label for={`filter-${f.name}`}>{f.label}</label>
-                <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
-                  {[{ value: '', label: 'Any' }, ...f.kind.options!, { value: 'null', label: 'Not set' }].map(
-                    ({ value: v, label: l }) => (
-                      <option value={v} selected={String(filter[f.name] ?? '') === v}>
-                        {l}
-                      </option>
-                    ),
-                  )}
-                </select>
-              </div>
-            ))}
-          {fields
-            .filter((f) => f.choices)
-            .map((f) => (
-              <div class="field">
-                <label for={`filter-${f.name}`}>{f.label}</label>
-                <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
-                  <option value="">Any</option>
-                  {f.choices!.map((c) => (
-                    <option value={c} selected={filter[f.name] === c}>
-                      {c}
-                    </option>
-                  ))}
-                </select>
-              </div>
-            ))}
-          {fields
-            .filter((f) => f.target)
-            .map((f) => (
-              <div class="field">
-                <label for={`filter-${f.name}`}>{f.label}</label>
-                <select id={`filter-${f.name}`} name={`filter[${f.name}]`}>
-                  <option value="">Any</option>
-                  <option value="null" selected={filter[f.name] === 'null'}>
-                    None
-                  </option>
-                  {(choices.get(f.target!.name) ?? []).map((c) => (
-                    <option value={c.id} selected={String(filter[f.name] ?? '') === c.id}>
-                      {c.title}
-                    </option>
-                  ))}
-                </select>
-              </div>
-            ))}
-          {fields
-            .filter((f) => f.kind.instant)
-            .map((f) => (
-              <>
-                <div class="field">
-                  <label for={`from-${f.name}`}>{f.label} from</label>
-                  <input
-                    id={`from-${f.name}`}
-                    type="date"
-                    name={`from[${f.name}]`}
-                    value={String(from[f.name] ?? '')}
-                  />
-                </div>
-                <div class="field">
-                  <label for={`to-${f.name}`}>{f.label} to</label>
-                  <input id={`to-${f.name}`} type="date" name={`to[${f.name}]`} value={String(to[f.name] ?? '')} />
-                </div>
-              </>
-            ))}
-        </div>
-      </details>
-    </form>
-  );
-}
-
-function SortHeader({ resource, field, query }: { resource: Resource; field: Field; query: Query }) {
-  if (!field.sortable) return <th scope="col">{field.label}</th>;
+function SortHeader(props: { resource: Resource; field: Field; query: Query; lead?: preact.ComponentChildren }) {
+  const { resource, field, query, lead } = props;
+  if (!field.sortable)
+    return (
+      <th scope="col" class={`${widthOf(field)} unsorted`}>
+        {lead}
+        {field.label}
+      </th>
+    );
   const current = String(query.sort ?? '');
   const ascending = current === field.name;
   const descending = current === `-${field.name}`;
   const next = ascending ? `-${field.name}` : field.name;
   const state = ascending ? 'ascending' : descending ? 'descending' : undefined;
   return (
-    <th scope="col" aria-sort={state}>
+    <th scope="col" aria-sort={state} class={widthOf(field)}>
+      {lead}
       <a href={hrefWith(`/${resource.name}`, query, { sort: next, page: undefined })}>
         {field.label}
         {ascending ? ' ▲' : descending ? ' ▼' : ''}
@@ -303,8 +188,74 @@ function Pager({ resource, result, query }: { resource: Resource; result: ListRe
   );
 }
 
-export function Results({ ctx, resource, result, query, choices, problem, id = 'results', empty }: IndexProps) {
-  const fields = indexFields(resource);
+/** A column's width in the list's fixed layout: short values get what they need, long text shares the rest. */
+function widthOf(field: Field): string {
+  if (field.kind.instant) return 'col-date';
+  if (field.kind.options) return 'col-state';
+  if (field.target) return 'col-ref';
+  if (field.kind.integral) return 'col-number';
+  if (field.format === 'phone') return 'col-phone';
+  if (field.kind.textual && (field.max ?? 0) <= 100) return 'col-short';
+  return 'col-text';
+}
+
+/** A value as plain text: what a cell's title shows when the cell cuts it to one line. */
+function valueText(field: Field, value: unknown, choices: Choices, locale: string): string {
+  if (value === null || value === undefined || value === '') return '';
+  if (field.target)
+    return choices.get(field.target.name)?.find((c) => c.id === String(value))?.title ?? `#${String(value)}`;
+  if (field.kind.options) {
+    const current = field.kind.toInput(value);
+    return optionsOf(field).find((o) => o.value === current)?.label ?? String(value);
+  }
+  return field.kind.display(value, locale).text;
+}
+
+/** Past this many characters a cell may be cut: its title holds the whole text, and focus shows it. */
+const CUT_AT = 24;
+
+/**
+ * One cell of a list: the first links to the record; a state is a toggle; any other value on one line, cut with an
+ * ellipsis when long — the whole text is its title (hover) and shows when it has focus (it takes focus itself
+ * unless it is a link).
+ */
+function Cell(props: {
+  ctx: PageContext;
+  resource: Resource;
+  record: Row;
+  field: Field;
+  first: boolean;
+  choices: Choices;
+}) {
+  const { ctx, resource, record, field, first, choices } = props;
+  const value = record[field.name];
+  if (first) {
+    const shown =
+      value === null || value === '' ? recordTitle(resource, record) : valueText(field, value, choices, ctx.locale);
+    const href = `/${resource.name}/${String(record.id)}`;
+    return (
+      <a href={href} class="clip" title={shown.length > CUT_AT ? shown : undefined}>
+        {shown}
+      </a>
+    );
+  }
+  if (field.kind.options && field.fillable)
+    return <StateToggle resource={resource} record={record} field={field} csrf={ctx.csrf} />;
+  const whole = valueText(field, value, choices, ctx.locale);
+  const long = whole.length > CUT_AT;
+  const linked = Boolean(field.format && value && formats[field.format].href(whole));
+  return (
+    <span class="clip" title={long ? whole : undefined} tabIndex={long && !linked ? 0 : undefined}>
+      <Value field={field} value={value} choices={choices} locale={ctx.locale} />
+    </span>
+  );
+}
+
+export function Results(props: IndexProps) {
+  const { ctx, resource, result, query, choices, problem, id = 'results', empty, list } = props;
+  const fields = list?.columns ?? resource.listColumns;
+  // The list page's rows can be ticked for a bulk action (views/bulk-bar.tsx); the dashboard's cannot.
+  const bulk = id === 'results' && bulkAbilities(ctx, resource) !== null;
   if (problem) {
     return (
       <div id={id}>
@@ -326,6 +277,7 @@ export function Results({ ctx, resource, result, query, choices, problem, id = '
   }
   return (
     <div id={id}>
+      {list ? <ListTools ctx={ctx} resource={resource} list={list} /> : null}
       {result.data.length === 0 && empty ? (
         <div class="card empty">
           <p>{empty}</p>
@@ -340,13 +292,19 @@ export function Results({ ctx, resource, result, query, choices, problem, id = '
           </p>
         </div>
       ) : (
-        <div class="table-wrap">
-          <table>
+        // Many columns scroll sideways in their box (the header then stays with the table, not the window).
+        <div class={`table-wrap list-wrap${fields.length > 10 ? ' wide wider' : fields.length > 7 ? ' wide' : ''}`}>
+          <table class="list-table">
             <caption class="visually-hidden">{title(resource.name)}</caption>
             <thead>
               <tr>
-                {fields.map((f) => (
-                  <SortHeader resource={resource} field={f} query={query} />
+                {fields.map((f, i) => (
+                  <SortHeader
+                    resource={resource}
+                    field={f}
+                    query={query}
+                    lead={bulk && i === 0 ? <SelectPageBox count={result.data.length} /> : undefined}
+                  />
                 ))}
               </tr>
             </thead>
@@ -354,18 +312,11 @@ export function Results({ ctx, resource, result, query, choices, problem, id = '
               {result.data.map((record) => (
                 <tr>
                   {fields.map((f, i) => (
-                    <td class={f.kind.textual && (f.max ?? 0) > 100 ? 'cell-text' : 'cell-short'}>
-                      {i === 0 ? (
-                        <a href={`/${resource.name}/${String(record.id)}`}>
-                          {record[f.name] === null || record[f.name] === ''
-                            ? recordTitle(resource, record)
-                            : String(record[f.name])}
-                        </a>
-                      ) : f.kind.options && f.fillable ? (
-                        <StateToggle resource={resource} record={record} field={f} csrf={ctx.csrf} />
-                      ) : (
-                        <Value field={f} value={record[f.name]} choices={choices} locale={ctx.locale} />
-                      )}
+                    <td data-label={f.label}>
+                      {bulk && i === 0 ? (
+                        <SelectRowBox id={String(record.id)} title={recordTitle(resource, record)} />
+                      ) : null}
+                      <Cell ctx={ctx} resource={resource} record={record} field={f} first={i === 0} choices={choices} />
                     </td>
                   ))}
                 </tr>
@@ -374,6 +325,7 @@ export function Results({ ctx, resource, result, query, choices, problem, id = '
           </table>
         </div>
       )}
+      {bulk ? <BulkBar ctx={ctx} resource={resource} result={result} query={query} choices={choices} /> : null}
       <Pager resource={resource} result={result} query={query} />
     </div>
   );
@@ -404,7 +356,7 @@ export function IndexPage(props: IndexProps) {
           ) : null}
         </div>
       </div>
-      <Filters resource={resource} query={query} choices={props.choices} />
+      <Filters resource={resource} query={query} choices={props.choices} columns={props.list?.columnsParam} />
       <Results {...props} />
     </Layout>
   );
@@ -466,6 +418,7 @@ const DONE: Record<TimelineAction | SecurityEvent, string> = {
   token_revoked: 'revoked an API token',
   role_changed: 'changed the role',
   user_deactivated: 'deactivated the account',
+  settings_changed: 'changed the settings',
 };
 const DOOR: Record<string, string> = {
   web: 'the web app',
@@ -476,7 +429,7 @@ const DOOR: Record<string, string> = {
 
 /** A value in a change: "Not set" for a kind with options (a tri-state), else as the record page shows it. */
 function ChangedValue({ field, value, choices, locale }: ValueProps) {
-  if ((value === null || value === undefined) && field.kind.options) return <>Not set</>;
+  if ((value === null || value === undefined) && field.kind.options) return <>{unsetWordOf(field)}</>;
   return <Value field={field} value={value} choices={choices} locale={locale} />;
 }
 

@@ -1,0 +1,195 @@
+// What the benches that drive the app as a server share (bench/run.ts, bench/pipeline.ts): a fresh database to
+// seed (a directory under bench/.data, or a new PostgreSQL database), seeding it and adding accounts through the
+// `leadbook` command, and small HTTP and logging helpers.
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import type { Dialect } from '../src/db/dialect.ts';
+import { leadbook, ROOT } from './processes.ts';
+
+export const PG_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const DATA_ROOT = path.join(ROOT, 'bench/.data');
+
+export const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ------------------------------------------------------------------ databases
+
+export async function pgAdmin(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_ADMIN });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function pgQuery<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+export interface Place {
+  dialect: Dialect;
+  env: Record<string, string>;
+  url?: string;
+  drop(): Promise<void>;
+}
+
+/** Databases not yet dropped, for a Ctrl-C in the middle. */
+const undropped = new Set<() => Promise<void>>();
+
+/** Drops every database not yet dropped (on the way out, or on Ctrl-C). */
+export const dropAll = () => Promise.allSettled([...undropped].map((drop) => drop()));
+
+/** A fresh, empty database: a directory under bench/.data, or a new PostgreSQL database. */
+export async function freshPlace(dialect: Dialect, name: string, appKey: string): Promise<Place> {
+  const dataDir = path.join(DATA_ROOT, name);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.mkdirSync(dataDir, { recursive: true });
+  const removeDir = async () => fs.rmSync(dataDir, { recursive: true, force: true });
+  const env = { DATA_DIR: dataDir, APP_KEY: appKey, LOG_LEVEL: 'warn', DATABASE_URL: '' };
+  if (dialect === 'sqlite') {
+    const drop = async () => {
+      undropped.delete(drop);
+      await removeDir();
+    };
+    undropped.add(drop);
+    return { dialect, env, drop };
+  }
+  const db = name.replace(/[^a-z0-9_]/g, '_');
+  await pgAdmin(`drop database if exists ${db} with (force)`);
+  await pgAdmin(`create database ${db}`);
+  const url = new URL(PG_ADMIN);
+  url.pathname = `/${db}`;
+  const drop = async () => {
+    undropped.delete(drop);
+    await removeDir();
+    await pgAdmin(`drop database if exists ${db} with (force)`);
+  };
+  undropped.add(drop);
+  return { dialect, env: { ...env, DATABASE_URL: url.toString() }, url: url.toString(), drop };
+}
+
+/** Rows of a read-only query on the place's database (PostgreSQL, or the SQLite file opened read-only). */
+export async function readRows<T extends Record<string, unknown>>(place: Place, text: string): Promise<T[]> {
+  if (place.dialect === 'postgres') return pgQuery<T>(place.url!, text);
+  const db = new SQLite(path.join(place.env.DATA_DIR!, 'leadbook.sqlite'), { readonly: true });
+  try {
+    return db.prepare(text).all() as T[];
+  } finally {
+    db.close();
+  }
+}
+
+export interface Seeded {
+  rows: number;
+  seconds: number;
+  /** Rows per second, as `leadbook seed` reports it. */
+  rate: number;
+  /** What `leadbook seed` printed. */
+  said: string;
+}
+
+/**
+ * Seeds the place with `leadbook seed` (its progress bar shown; `pipeline`: inquiries linked to contacts, spread over
+ * the stages, assigned to 8 agents); on PostgreSQL then gathers planner statistics and the visibility map, as
+ * autovacuum would a minute after a bulk load.
+ */
+export async function seedPlace(
+  place: Place,
+  counts: { contacts: number; inquiries: number; seed: number; pipeline?: boolean },
+) {
+  const seeded = await leadbook(
+    [
+      'seed',
+      '--contacts',
+      String(counts.contacts),
+      '--inquiries',
+      String(counts.inquiries),
+      '--seed',
+      String(counts.seed),
+      ...(counts.pipeline ? ['--pipeline'] : []),
+    ],
+    place.env,
+    { showProgress: true },
+  );
+  if (seeded.code !== 0)
+    throw new Error(
+      `leadbook seed ${seeded.signal ? `was killed (${seeded.signal})` : `exited with ${seeded.code}`} after ` +
+        `${seeded.seconds.toFixed(0)} s:\n${seeded.stderr.split('\n').slice(-5).join('\n')}`,
+    );
+  const rate = Number(/([\d,]+) rows\/s/.exec(seeded.stdout)?.[1]?.replaceAll(',', '') ?? NaN);
+  if (place.dialect === 'postgres') await pgQuery(place.url!, 'vacuum (analyze)');
+  return {
+    rows: counts.contacts + counts.inquiries,
+    seconds: seeded.seconds,
+    rate,
+    said: seeded.stdout.trim(),
+  } satisfies Seeded;
+}
+
+export interface Account {
+  email: string;
+  password: string;
+  name: string;
+  admin?: boolean;
+}
+
+/** Creates the accounts with `leadbook user:create` (the password on standard input), all at once. */
+export async function createAccounts(place: Place, accounts: readonly Account[]): Promise<void> {
+  const made = await Promise.all(
+    accounts.map((a) =>
+      leadbook(['user:create', '--email', a.email, ...(a.admin ? ['--admin'] : []), '--name', a.name], place.env, {
+        input: `${a.password}\n`,
+      }),
+    ),
+  );
+  for (const m of made) if (m.code !== 0) throw new Error(`leadbook user:create failed:\n${m.stderr}`);
+}
+
+// ------------------------------------------------------------------ HTTP
+
+// biome-ignore lint/suspicious/noExplicitAny: a parsed JSON answer, its fields checked at run time
+export type Json = any;
+
+export interface Answer {
+  status: number;
+  body: Json;
+  headers: Headers;
+}
+
+/** A request with a JSON body (when given), its answer parsed as JSON when it is JSON, else kept as text. */
+export async function request(
+  method: string,
+  url: string,
+  options: { json?: unknown; token?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const res = await fetch(url, {
+    method,
+    headers: {
+      ...(options.json !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...options.headers,
+    },
+    ...(options.json !== undefined ? { body: JSON.stringify(options.json) } : {}),
+  });
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status: res.status, body, headers: res.headers };
+}
+
+export const getJson = (url: string, token?: string) => request('GET', url, { token });
+export const postJson = (url: string, json: unknown) => request('POST', url, { json });

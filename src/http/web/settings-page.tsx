@@ -1,0 +1,121 @@
+// The settings page (admins): the lists the team picks from (pipeline stages, sources, services), kept on their own
+// record pages, and the words of the state fields (Status: Closed / Open / New), kept here.
+import type { FastifyInstance } from 'fastify';
+import type { Database } from '../../db/connection.ts';
+import { AppError } from '../../errors.ts';
+import { currentLabels, type Labels, STATE_WORDS, saveLabels } from '../../records/settings.ts';
+import { recordResources, service, source, stage } from '../../resources/index.ts';
+import { stateFieldsOf } from '../../schema/resource.ts';
+import { contextOf } from '../context.ts';
+import { pageContext, redirectWith } from './context.ts';
+import { sendPage } from './render.tsx';
+import { CsrfInput } from './views/form.tsx';
+import { Layout } from './views/layout.tsx';
+
+const WORD_LABELS: Record<(typeof STATE_WORDS)[number], string> = {
+  label: 'Field label',
+  true: 'Yes means',
+  false: 'No means',
+  null: 'Not set means',
+};
+const DEFAULT_WORDS = { label: '', true: 'Yes', false: 'No', null: 'Not set' };
+
+type Form = Record<string, unknown>;
+
+export function settingsPage(database: Database) {
+  return async function plugin(app: FastifyInstance) {
+    const csrf = { preHandler: app.csrfProtection };
+
+    app.get('/settings', async (request, reply) => {
+      if (request.actor?.role !== 'admin')
+        throw new AppError(403, 'forbidden', 'Only an admin may change the settings.');
+      const labels = currentLabels(recordResources);
+      const page = pageContext(request, reply);
+      return sendPage(
+        reply,
+        <Layout ctx={page} title="Settings">
+          <h1>Settings</h1>
+          <section class="card">
+            <h2>The team</h2>
+            <ul>
+              <li>
+                <a href="/users">Users</a>: invite, change roles, deactivate.
+              </li>
+              <li>
+                <a href="/activity">Activity</a>: the audit log of every change and sign-in.
+              </li>
+            </ul>
+          </section>
+          <section class="card">
+            <h2>Lists the team picks from</h2>
+            <ul>
+              <li>
+                <a href={`/${stage.name}?sort=position`}>Pipeline stages</a>: add, rename, reorder (position), archive.
+              </li>
+              <li>
+                <a href={`/${source.name}`}>Sources</a>: where inquiries come from.
+              </li>
+              <li>
+                <a href={`/${service.name}`}>Services</a>: what they are about.
+              </li>
+            </ul>
+          </section>
+          <form method="post" action="/settings" class="card">
+            <CsrfInput token={page.csrf} />
+            <h2>Words of the states</h2>
+            <p class="muted">
+              What each state field and its values are called on every page and in GET /schema (e.g. Status: Closed,
+              Open, New). Leave a box empty for the default.
+            </p>
+            {recordResources.flatMap((r) =>
+              stateFieldsOf(r).map((f) => {
+                const key = `${r.name}.${f.name}`;
+                return (
+                  <fieldset class="settings-words">
+                    <legend>
+                      {r.label}: {f.label} <code>{f.name}</code>
+                    </legend>
+                    {STATE_WORDS.map((w) => (
+                      <div class="field">
+                        <label for={`${key}-${w}`}>{WORD_LABELS[w]}</label>
+                        <input
+                          id={`${key}-${w}`}
+                          name={`${key}.${w}`}
+                          maxLength={50}
+                          value={labels[key]?.[w] ?? ''}
+                          placeholder={DEFAULT_WORDS[w] || undefined}
+                        />
+                      </div>
+                    ))}
+                  </fieldset>
+                );
+              }),
+            )}
+            <button type="submit">Save words</button>
+          </form>
+        </Layout>,
+      );
+    });
+
+    app.post('/settings', csrf, async (request, reply) => {
+      const form = (request.body ?? {}) as Form;
+      const input: Labels = {};
+      for (const [name, value] of Object.entries(form)) {
+        const at = name.lastIndexOf('.');
+        if (at < 0) continue;
+        const key = name.slice(0, at);
+        input[key] = { ...input[key], [name.slice(at + 1)]: String(value) };
+      }
+      try {
+        await saveLabels(contextOf(database, request), recordResources, input);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status !== 422) throw error;
+        const text = Object.entries(error.errors ?? {})
+          .map(([k, m]) => `${k} ${m.join(', ')}`)
+          .join('; ');
+        return redirectWith(reply, '/settings', { kind: 'error', text: `Nothing was saved: ${text}.` });
+      }
+      return redirectWith(reply, '/settings', { kind: 'success', text: 'The words were saved.' });
+    });
+  };
+}

@@ -1,0 +1,73 @@
+// An inquiry's rules on the write path (CONTRACT.md, "Inquiries, contacts and the
+// pipeline"): a new inquiry starts in the first open stage, and one that names no
+// contact is linked to the contact with the same address or number (compared by
+// their keys: trimmed and lower-cased, E.164), else to a contact made from its
+// contact fields. Many at once (an import) cost one query for the stage and one
+// per thousand keys for the contacts, whatever their number.
+import type { Executor } from '../db/tables.ts';
+import type { Context } from '../records/context.ts';
+import { insertPrepared } from '../records/operations.ts';
+import type { Row } from '../records/repository.ts';
+import type { RecordHooks } from '../records/rules.ts';
+import { contact } from './contact.ts';
+
+/** The first open stage that is not archived, by position: where a new inquiry starts. */
+export async function firstOpenStage(db: Executor): Promise<number | null> {
+  const row = await db
+    .selectFrom('stages')
+    .select('id')
+    .where('kind', '=', 'open')
+    .where('active', '=', true)
+    .orderBy('position')
+    .orderBy('id')
+    .executeTakeFirst();
+  return row ? Number(row.id) : null;
+}
+
+const KEYS = ['email_key', 'phone_key'] as const;
+const CHUNK = 1000;
+const present = (v: unknown) => v !== null && v !== undefined && !(typeof v === 'string' && v.trim() === '');
+/** What an inquiry hands the contact made for it: its contact fields, keys and timestamps (prepared already). */
+const CONTACT_FIELDS = contact.fields.filter((f) => !f.primary).map((f) => f.name);
+
+/** The contacts holding any of the keys, oldest first: key → contact id, for each of the two keys. */
+async function contactsByKey(db: Executor, rows: readonly Row[]) {
+  const found = { email_key: new Map<string, number>(), phone_key: new Map<string, number>() };
+  for (const key of KEYS) {
+    const wanted = [...new Set(rows.map((r) => r[key]).filter(present))] as string[];
+    for (let i = 0; i < wanted.length; i += CHUNK) {
+      const matches = await db
+        .selectFrom('contacts')
+        .select(['id', key])
+        .where(key, 'in', wanted.slice(i, i + CHUNK))
+        .orderBy('id', 'desc')
+        .execute();
+      for (const m of matches) found[key].set(String(m[key]), Number(m.id));
+    }
+  }
+  return found;
+}
+
+/** Gives each new inquiry its stage and its contact (see the top of the file); `rows` are changed in place. */
+async function placeInquiries(trx: Executor, ctx: Context, rows: Row[]): Promise<void> {
+  if (rows.some((r) => !present(r.stage_id))) {
+    const stage = await firstOpenStage(trx);
+    for (const r of rows) if (!present(r.stage_id)) r.stage_id = stage;
+  }
+  const unlinked = rows.filter((r) => !present(r.contact_id));
+  const found = await contactsByKey(trx, unlinked);
+  for (const r of unlinked) {
+    let id = KEYS.map((k) => (present(r[k]) ? found[k].get(String(r[k])) : undefined)).find((x) => x !== undefined);
+    if (id === undefined && KEYS.some((k) => present(r[k]) || present(r.name))) {
+      const values = Object.fromEntries(CONTACT_FIELDS.filter((f) => f in r).map((f) => [f, r[f]]));
+      id = Number(await insertPrepared(trx, ctx, contact, values));
+      for (const k of KEYS) if (present(r[k])) found[k].set(String(r[k]), id);
+    }
+    r.contact_id = id ?? null;
+  }
+}
+
+export const inquiryRules: RecordHooks = {
+  beforeCreate: (trx, ctx, values) => placeInquiries(trx, ctx, [values]),
+  beforeCreateMany: placeInquiries,
+};
