@@ -479,16 +479,16 @@ export async function importCsv(
         continue;
       }
       const named = await namedReferences(ctx.database.db, columns, cells, known);
-      if (named.errors) {
-        fail(row, line, named.errors);
-        continue;
-      }
       try {
-        const input = rowInput(resource, columns, named.cells);
-        batch.push({ row, line, values: await prepareCreate(ctx, resource, input, now) });
+        // A reference that names nothing is reported with the row's other errors (its cell is read as empty).
+        const unnamed = new Set(Object.keys(named.errors ?? {}));
+        const readable = named.cells.map((cell, i) => (unnamed.has(columns![i]!.field?.name ?? '') ? '' : cell));
+        const values = await prepareCreate(ctx, resource, rowInput(resource, columns, readable), now);
+        if (named.errors) fail(row, line, named.errors);
+        else batch.push({ row, line, values });
       } catch (error) {
         if (!(error instanceof AppError) || error.status !== 422) throw error;
-        fail(row, line, error.errors ?? { [ROW_ERROR]: [error.detail] });
+        fail(row, line, { ...(error.errors ?? { [ROW_ERROR]: [error.detail] }), ...named.errors });
       }
       if (batch.length >= batchSize) await flush();
     }

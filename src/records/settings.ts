@@ -71,7 +71,7 @@ export function currentLabels(resources: readonly Resource[]): Labels {
  * once. Unknown fields, words that are not text or are too long are refused (422), and nothing is kept then.
  */
 export async function saveLabels(ctx: Context, resources: readonly Resource[], input: Labels): Promise<void> {
-  if (ctx.actor?.role !== 'admin') throw new AppError(403, 'forbidden', 'Only an admin may change the settings.');
+  if (ctx.actor?.role !== 'admin') throw new AppError(403, 'forbidden', 'Only admins may change the settings.');
   const fields = new Set(resources.flatMap((r) => stateFieldsOf(r).map((f) => `${r.name}.${f.name}`)));
   const clean: Labels = {};
   const errors: Record<string, string[]> = {};

@@ -8,8 +8,12 @@ import type { Flash, PageContext } from './views/layout.tsx';
 
 const FLASH_COOKIE = 'leadbook_flash';
 
+/** A message is a sentence or two; one that quotes a long input is cut, so that its cookie stays under 4 KB. */
+const MAX_FLASH = 500;
+
 export function setFlash(reply: FastifyReply, flash: Flash): void {
-  reply.setCookie(FLASH_COOKIE, Buffer.from(JSON.stringify(flash)).toString('base64url'), {
+  const text = [...flash.text].length > MAX_FLASH ? `${[...flash.text].slice(0, MAX_FLASH - 1).join('')}…` : flash.text;
+  reply.setCookie(FLASH_COOKIE, Buffer.from(JSON.stringify({ ...flash, text })).toString('base64url'), {
     path: '/',
     httpOnly: true,
     sameSite: 'lax',
@@ -74,9 +78,12 @@ export function pageContext(request: FastifyRequest, reply: FastifyReply): PageC
 }
 
 /** Redirects after a POST (303: the browser follows with GET), with a message for the next page. */
+/** A longer address is cut to its path when redirecting to it: clients refuse headers past 16 KiB, and no list needs it. */
+const MAX_LOCATION = 4096;
+
 export function redirectWith(reply: FastifyReply, to: string, flash?: Flash): FastifyReply {
   if (flash) setFlash(reply, flash);
-  return reply.redirect(to, 303);
+  return reply.redirect(to.length > MAX_LOCATION ? to.split(/[?#]/)[0]! : to, 303);
 }
 
 /**

@@ -316,7 +316,8 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
     if (linkToBase(resource))
       app.post(`${base}/:id/copy`, csrf, async (request: IdRequest, reply) => {
         const back = `${base}/${request.params.id}`;
-        const { record } = await getRecord(ctxOf(request), resource, request.params.id);
+        // Whether this viewer may change the record at all is said before what was sent is looked at.
+        const { record } = await getRecord(ctxOf(request), resource, request.params.id, 'update');
         const linked = await baseRecordOf(request, record);
         const form = (request.body ?? {}) as Form;
         const asked = new Set([form.fields ?? []].flat().map(String));

@@ -27,8 +27,7 @@ export function settingsPage(database: Database) {
     const csrf = { preHandler: app.csrfProtection };
 
     app.get('/settings', async (request, reply) => {
-      if (request.actor?.role !== 'admin')
-        throw new AppError(403, 'forbidden', 'Only an admin may change the settings.');
+      if (request.actor?.role !== 'admin') throw new AppError(403, 'forbidden', 'Only admins may change the settings.');
       const labels = currentLabels(recordResources);
       const page = pageContext(request, reply);
       return sendPage(
