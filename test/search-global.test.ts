@@ -85,6 +85,7 @@ for (const dialect of DIALECTS) {
         resource: 'inquiries',
         label: 'Inquiries',
         total: 0,
+        more: false,
         results: [],
       });
 

@@ -22,6 +22,8 @@ export interface SearchAnswer {
   resource: string;
   label: string;
   total: number;
+  /** More than `total` match: the count stopped there. */
+  more: boolean;
   results: SearchResult[];
 }
 
@@ -30,10 +32,11 @@ export const groupLabel = (name: string) => name.charAt(0).toUpperCase() + name.
 /** The groups for `q` and `limit` (a 422 names either). */
 export async function searchFor(ctx: Context, query: Record<string, unknown>): Promise<SearchAnswer[]> {
   const groups = await searchRecords(ctx, SEARCHED, query);
-  return groups.map(({ resource, total, results }) => ({
+  return groups.map(({ resource, total, more, results }) => ({
     resource: resource.name,
     label: groupLabel(resource.name),
     total,
+    more,
     results: results.map((hit) => ({ ...hit, url: `/${resource.name}/${String(hit.id)}` })),
   }));
 }

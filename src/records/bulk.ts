@@ -22,9 +22,8 @@ import { insertEntries } from './entries.ts';
 import { readInput } from './input.ts';
 import {
   authorize,
-  checkNeedsOneOf,
   checkReferences,
-  checkServerSet,
+  changesTo,
   deleteRecord,
   may,
   prepare,
@@ -210,20 +209,15 @@ async function updateBatch(
         failed.push(notYours(resource, actor, id, 'update'));
         continue;
       }
-      // As writeUpdate (operations.ts): only what differs is written, and checked against the record.
-      const changes = Object.fromEntries(
-        Object.entries(stored).filter(([k]) => resource.field(k)!.hidden || input[k] !== before[k]),
-      );
+      let changes: Row;
+      try {
+        changes = await changesTo(trx, ctx, resource, actor, before, input, stored);
+      } catch (error) {
+        if (!refusable(error)) throw error;
+        failed.push(refusal(resource, id, error));
+        continue;
+      }
       if (Object.keys(changes).length > 0) {
-        try {
-          checkServerSet(actor, resource, changes, before);
-          if (resource.needsOneOf.some((f) => f.name in changes)) checkNeedsOneOf(resource, { ...before, ...changes });
-          await hooks.beforeUpdate?.(trx, ctx, before, changes);
-        } catch (error) {
-          if (!refusable(error)) throw error;
-          failed.push(refusal(resource, id, error));
-          continue;
-        }
         const values = stamp(ctx, resource, changes, before, now, actor);
         const key = JSON.stringify(values, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
         const group = groups.get(key) ?? { values, ids: [] };

@@ -256,10 +256,16 @@ function preconditionFailed(): AppError {
   );
 }
 
+export interface ListOptions {
+  /** Count the matches only up to one past this (meta.total is then at most countAtMost + 1). */
+  countAtMost?: number;
+}
+
 export async function listRecords(
   ctx: Context,
   resource: Resource,
   query: Record<string, unknown>,
+  options: ListOptions = {},
 ): Promise<ListResult> {
   const actor = authorize(ctx, resource);
   const plan = { ...parseListQuery(resource, query), scope: readScopeOf(actor, resource) };
@@ -273,7 +279,7 @@ export async function listRecords(
   }
   const offset = (paging.page - 1) * paging.perPage;
   const [total, data] = await Promise.all([
-    countRows(db, resource, plan),
+    countRows(db, resource, plan, options.countAtMost),
     selectRows(db, resource, plan, paging.perPage, offset),
   ]);
   return {
@@ -485,6 +491,32 @@ export async function updateRecord(
  * Writes checked input over a record, with its entry: an update, or a restore of the values before the change
  * `cause`.
  */
+/**
+ * What an update (`input`, `stored` as prepare() made it) changes in `before`: only what differs, checked against the
+ * record (fields the server sets, needsOneOf, the resource's beforeUpdate rule); empty when nothing would change. The
+ * single-record path and each record of a bulk update go through it.
+ */
+export async function changesTo(
+  trx: Executor,
+  ctx: Context,
+  resource: Resource,
+  actor: Actor,
+  before: Row,
+  input: Row,
+  stored: Row,
+): Promise<Row> {
+  // A hidden field (a password) is never read back, so sending one always counts as a change.
+  const changes = Object.fromEntries(
+    Object.entries(stored).filter(([k]) => resource.field(k)!.hidden || input[k] !== before[k]),
+  );
+  if (Object.keys(changes).length === 0) return changes;
+  checkServerSet(actor, resource, changes, before);
+  // Only a change to one of them can leave a record with none (a stored record may already hold none).
+  if (resource.needsOneOf.some((f) => f.name in changes)) checkNeedsOneOf(resource, { ...before, ...changes });
+  await rulesOf(resource).beforeUpdate?.(trx, ctx, before, changes);
+  return changes;
+}
+
 async function writeUpdate(
   ctx: Context,
   resource: Resource,
@@ -504,16 +536,9 @@ async function writeUpdate(
       if (!before || !visibleTo(actor, resource, before)) throw notFound();
       authorize(ctx, resource, 'update', before);
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
-      // A hidden field (a password) is never read back, so sending one always counts as a change.
-      const changes = Object.fromEntries(
-        Object.entries(stored).filter(([k]) => resource.field(k)!.hidden || input[k] !== before[k]),
-      );
+      const changes = await changesTo(trx, ctx, resource, actor, before, input, stored);
       if (Object.keys(changes).length === 0) return { record: before, changeId: undefined };
-      checkServerSet(actor, resource, changes, before);
-      // Only a change to one of them can leave a record with none (a stored record may already hold none).
-      if (resource.needsOneOf.some((f) => f.name in changes)) checkNeedsOneOf(resource, { ...before, ...changes });
       await checkReferences(trx, resource, changes);
-      await hooks.beforeUpdate?.(trx, ctx, before, changes);
       const written = stamp(ctx, resource, changes, before, new Date().toISOString(), actor);
       const entry = entryOf(ctx, resource, action, before, written, cause);
       const changeId = await updateRow(trx, resource, id, written, entry);

@@ -156,7 +156,7 @@ function whereClause(db: Executor, resource: Resource, plan: Pick<ListPlan, 'wor
  * searched for plain words only is counted in the search index alone where
  * the dialect can; any other list is counted through the indexes that serve it.
  */
-export async function countRows(db: Executor, resource: Resource, plan: ListPlan): Promise<number> {
+export async function countRows(db: Executor, resource: Resource, plan: ListPlan, atMost?: number): Promise<number> {
   if (
     plan.filters.length === 0 &&
     !plan.scope &&
@@ -164,19 +164,31 @@ export async function countRows(db: Executor, resource: Resource, plan: ListPlan
     plan.words.every((w) => integralMatches(resource, w).length === 0)
   ) {
     const counted = await countWordMatches(db, resource.table, plan.words);
-    if (counted !== null) return counted;
+    if (counted !== null) return atMost === undefined ? counted : Math.min(counted, atMost + 1);
   }
-  const query =
-    plan.words.length === 0 && plan.filters.length === 0 && !plan.scope
-      ? db
-          .selectFrom('record_counts')
-          .select(sql<string | number | bigint | null>`sum(n)`.as('total'))
-          .where('table_name', '=', resource.table)
-      : asRecordTables(db)
-          .selectFrom(resource.table)
-          .select(sql<string | number | bigint>`count(*)`.as('total'))
-          .where(whereClause(db, resource, plan));
-  const row = await query.executeTakeFirstOrThrow();
+  if (plan.words.length === 0 && plan.filters.length === 0 && !plan.scope) {
+    const row = await db
+      .selectFrom('record_counts')
+      .select(sql<string | number | bigint | null>`sum(n)`.as('total'))
+      .where('table_name', '=', resource.table)
+      .executeTakeFirstOrThrow();
+    return Number(row.total ?? 0);
+  }
+  const matching = asRecordTables(db)
+    .selectFrom(resource.table)
+    .where(whereClause(db, resource, plan));
+  // Counting stops past `atMost`: a search box says "1,000+" without reading every match.
+  const row = await (atMost === undefined
+    ? matching.select(sql<string | number | bigint>`count(*)`.as('total'))
+    : db
+        .selectFrom(
+          matching
+            .select(sql.lit(1).as('one'))
+            .limit(atMost + 1)
+            .as('matching'),
+        )
+        .select(sql<string | number | bigint>`count(*)`.as('total'))
+  ).executeTakeFirstOrThrow();
   return Number(row.total ?? 0);
 }
 

@@ -28,12 +28,16 @@ export interface SearchHit {
 
 export interface SearchGroup {
   resource: Resource;
-  /** How many records match in all; `results` holds the first few, newest first (the lists' default order). */
+  /** How many records match in all, at most SEARCH_COUNT_CAP; `results` holds the first few, newest first. */
   total: number;
+  /** More than `total` match (the count stopped at SEARCH_COUNT_CAP). */
+  more: boolean;
   results: SearchHit[];
 }
 
 export const SEARCH_LIMIT = { default: 5, max: 20 };
+/** Matches counted per group: past it a group says "1,000+" (counting every match of a common word costs a scan). */
+export const SEARCH_COUNT_CAP = 1000;
 /** Characters (code points) a search may have: the box is for a few words, not a document. */
 export const MAX_SEARCH_LENGTH = 200;
 const PARAMS = new Set(['q', 'limit']);
@@ -139,10 +143,17 @@ export async function searchRecords(
   try {
     return await Promise.all(
       readable.map(async (target) => {
-        const list = await listRecords(ctx, target.resource, { search: q, per_page: String(limit) });
+        const list = await listRecords(
+          ctx,
+          target.resource,
+          { search: q, per_page: String(limit) },
+          { countAtMost: SEARCH_COUNT_CAP },
+        );
+        const total = list.meta.total ?? 0;
         return {
           resource: target.resource,
-          total: list.meta.total ?? 0,
+          total: Math.min(total, SEARCH_COUNT_CAP),
+          more: total > SEARCH_COUNT_CAP,
           results: await hitsOf(ctx, target, list.data),
         };
       }),

@@ -25,10 +25,14 @@ const group = {
   properties: {
     resource: { type: 'string', description: 'contacts or inquiries: read the records at /api/v1/{resource}/{id}' },
     label: { type: 'string' },
-    total: { type: 'integer', description: 'how many records of the resource match (GET /api/v1/{resource}?search=q)' },
+    total: {
+      type: 'integer',
+      description: 'how many records of the resource match (GET /api/v1/{resource}?search=q), counted up to 1,000',
+    },
+    more: { type: 'boolean', description: 'true when more than `total` match (the count stopped at 1,000)' },
     results: { type: 'array', items: result, description: 'the first `limit`, newest first' },
   },
-  required: ['resource', 'label', 'total', 'results'],
+  required: ['resource', 'label', 'total', 'more', 'results'],
 };
 
 export function searchRoutes(database: Database) {

@@ -18,7 +18,7 @@ import type { Flash } from './views/layout.tsx';
 import { recordTitle } from './views/records.tsx';
 
 /** Cards shown per column, newest first; the rest are "and N more", a link to the list. */
-export const CARDS_PER_COLUMN = 50;
+export const CARDS_PER_COLUMN = 20;
 
 const stageField = inquiry.field('stage_id')!;
 

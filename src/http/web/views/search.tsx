@@ -6,9 +6,12 @@ import type { SearchAnswer } from '../../search.ts';
 import { Layout, type PageContext } from './layout.tsx';
 import { hrefWith } from './records.tsx';
 
-/** "3 contacts", "1 inquiry". */
-const counted = (n: number, group: SearchAnswer, singular: string) =>
-  `${n.toLocaleString('en-US')} ${n === 1 ? singular : group.resource}`;
+/** "3", or "1,000+" when the count stopped there. */
+const amount = (group: SearchAnswer): string => `${group.total.toLocaleString('en-US')}${group.more ? '+' : ''}`;
+
+/** "3 contacts", "1 inquiry", "1,000+ contacts". */
+const counted = (group: SearchAnswer, singular: string) =>
+  `${amount(group)} ${group.total === 1 && !group.more ? singular : group.resource}`;
 
 const seeAll = (group: SearchAnswer, q: string) => hrefWith(`/${group.resource}`, { search: q });
 
@@ -18,7 +21,7 @@ const singularOf = (group: SearchAnswer) => SINGULAR[group.resource] ?? group.re
 
 /** What was found, in a sentence: "2 contacts and 1 inquiry match “ada”." */
 export function summaryOf(groups: readonly SearchAnswer[], q: string): string {
-  const found = groups.filter((g) => g.total > 0).map((g) => counted(g.total, g, singularOf(g)));
+  const found = groups.filter((g) => g.total > 0).map((g) => counted(g, singularOf(g)));
   if (found.length === 0) return `No ${groups.map((g) => g.resource).join(' or ') || 'records'} match “${q}”.`;
   const list = found.length > 1 ? `${found.slice(0, -1).join(', ')} and ${found.at(-1)}` : found[0];
   return `${list} match “${q}”.`;
@@ -47,7 +50,7 @@ export function Suggestions({ groups, q }: { groups: readonly SearchAnswer[]; q:
         <div role="group" aria-labelledby={`gs-group-${group.resource}`} class="gs-group">
           <div role="presentation" id={`gs-group-${group.resource}`} class="gs-heading">
             {group.label}
-            <span class="gs-total">{group.total.toLocaleString('en-US')}</span>
+            <span class="gs-total">{amount(group)}</span>
           </div>
           {group.results.map((hit) => (
             <Option id={`gs-${group.resource}-${String(hit.id)}`} href={hit.url}>
@@ -56,7 +59,7 @@ export function Suggestions({ groups, q }: { groups: readonly SearchAnswer[]; q:
             </Option>
           ))}
           <Option id={`gs-${group.resource}-all`} href={seeAll(group, q)}>
-            <span class="gs-all">See all {counted(group.total, group, singularOf(group))}</span>
+            <span class="gs-all">See all {counted(group, singularOf(group))}</span>
           </Option>
         </div>
       ))}
@@ -111,7 +114,7 @@ export function SearchPage({ ctx, q, groups, errors }: SearchPageProps) {
           {groups.map((group) => (
             <section class="card search-group" aria-labelledby={`results-${group.resource}`}>
               <h2 id={`results-${group.resource}`}>
-                {group.label} <span class="muted">({group.total.toLocaleString('en-US')})</span>
+                {group.label} <span class="muted">({amount(group)})</span>
               </h2>
               {group.results.length ? (
                 <ul class="search-results">
@@ -127,7 +130,7 @@ export function SearchPage({ ctx, q, groups, errors }: SearchPageProps) {
               )}
               {group.total > 0 ? (
                 <p>
-                  <a href={seeAll(group, q)}>See all {counted(group.total, group, singularOf(group))}</a>
+                  <a href={seeAll(group, q)}>See all {counted(group, singularOf(group))}</a>
                 </p>
               ) : null}
             </section>
