@@ -153,6 +153,24 @@ for (const dialect of DIALECTS) {
       assert.ok(phoneOnly);
     });
 
+    test('past 1,000 matches a group counts no further: "1,000+" (more: true), and the list counts them all', async () => {
+      const csv = ['name,email', ...Array.from({ length: 1003 }, (_, i) => `Vastmere ${i},vastmere${i}@example.com`)];
+      const form = new FormData();
+      form.append('file', new Blob([`${csv.join('\n')}\n`], { type: 'text/csv' }), 'many.csv');
+      const imported = await app.request('POST', '/api/v1/contacts/import', { body: form });
+      assert.equal(imported.status, 200, imported.text);
+      assert.equal(imported.body.created, 1003);
+      const contacts = group((await search(app, 'q=vastmere')).body, 'contacts');
+      assert.deepEqual([contacts.total, contacts.more, contacts.results.length], [1000, true, 5]);
+      assert.equal((await app.get('/api/v1/contacts?search=vastmere&per_page=1')).body.meta.total, 1003);
+      const exact = group((await search(app, 'q=vastmere%20999')).body, 'contacts');
+      assert.deepEqual([exact.total, exact.more], [1, false], 'below the cap the count is exact');
+      const admin = await pageSignIn(app, app.admin);
+      const fragment = await admin.get('/search/suggestions?q=vastmere');
+      assert.match(fragment.text, /data-summary="1,000\+ contacts match “vastmere”\."/);
+      assert.match(fragment.text, /See all 1,000\+ contacts/);
+    });
+
     test('a viewer and an agent search too; a stranger is asked to sign in', async () => {
       for (const role of ['viewer', 'agent']) {
         const who = await teammate(app, role);
