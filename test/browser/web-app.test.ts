@@ -459,6 +459,17 @@ for (const dialect of DIALECTS) {
         await visit(page, '/');
         await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
         await page.waitForURL('**/settings');
+        await axe(page, 'settings');
+        await page.locator('main').getByRole('link', { name: 'Pipeline stages' }).click();
+        await page.waitForURL('**/stages?sort=position');
+        assert.deepEqual(
+          (await page.locator('#results tbody tr td:first-of-type').allInnerTexts()).map((t) => t.trim()),
+          ['New', 'Contacted', 'Qualified', 'Won', 'Lost'],
+          'the default pipeline, in order',
+        );
+        await axe(page, 'pipeline stages');
+        await page.goBack();
+        await page.waitForURL('**/settings');
         await page.locator('main').getByRole('link', { name: 'Users', exact: true }).click();
         await page.waitForURL('**/users');
         await axe(page, 'users index');
