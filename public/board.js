@@ -19,7 +19,8 @@
 
   function count(column, change) {
     var n = column && column.querySelector('[data-count]');
-    if (!n) return;
+    // A count that stopped at its cap ("1,000+") stays as it is.
+    if (!n || n.hasAttribute('data-capped')) return;
     var value = Math.max(0, parseInt(n.textContent, 10) + change);
     n.textContent = String(value);
     var word = n.nextElementSibling;

@@ -1,12 +1,12 @@
 // The pipeline board over HTTP, on each database: a column per active stage
-// in order with its count, at most 50 cards and "and N more" to the list;
+// in order with its count (up to 1,000, then "1,000+"), at most 20 cards and "and N more" to the list;
 // mine=1, open=1 and q narrow it; a card moved with the plain form (no
 // JavaScript) changes stage, comes back to the board with a flash and is an
 // entry of the inquiry's activity; board.js's JSON answer; an agent moves only
 // what they may change, and a refusal is a message on the board, not a crash.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CARDS_PER_COLUMN } from '../src/http/web/board-page.tsx';
+import { BOARD_COUNT_CAP, CARDS_PER_COLUMN } from '../src/http/web/board-page.tsx';
 import { type Client, startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
 import { type Teammate, teammate } from './helpers/team.ts';
@@ -24,7 +24,8 @@ function columnsOf(html: string) {
   return [...html.matchAll(/<section class="board-column" data-stage="(\d+)"[\s\S]*?<\/section>/g)].map((m) => ({
     stage: m[1]!,
     name: /<h2 [^>]*>([^<]*)<\/h2>/.exec(m[0])![1]!,
-    count: Number(/<span data-count[^>]*>(\d+)<\/span>/.exec(m[0])![1]),
+    // "1,000+" past the cap: read as 1000.
+    count: Number(/<span data-count[^>]*>([\d,]+)\+?<\/span>/.exec(m[0])![1]!.replaceAll(',', '')),
     cards: [...m[0].matchAll(/<li class="board-card" id="card-(\d+)"/g)].map((c) => c[1]!),
     movable: [...m[0].matchAll(/action="\/inquiries\/(\d+)\/stage"/g)].map((c) => c[1]!),
     more: /<p class="board-more"><a href="([^"]+)">and (\d+) more/.exec(m[0]),
@@ -125,6 +126,29 @@ for (const dialect of DIALECTS) {
       const list = await adminPage.get(href);
       assert.equal(list.status, 200);
       assert.match(list.text, /Bulk 01/, 'the list has the oldest, which the board left out');
+    });
+
+    test(`past ${BOARD_COUNT_CAP} a column counts no further: "1,000+", and "and 980+ more"`, async () => {
+      const lost = byName('Lost');
+      const inLost = async () =>
+        (await app.get(`/api/v1/inquiries?filter[stage_id]=${lost.id}&per_page=1`)).body.meta.total as number;
+      const before = await inLost();
+      const rows = Array.from({ length: BOARD_COUNT_CAP + 3 }, (_, i) => `Lost lead ${i},lost${i}@example.org,Lost`);
+      const file = new FormData();
+      file.append('file', new Blob([`name,email,stage_id\n${rows.join('\n')}\n`], { type: 'text/csv' }), 'lost.csv');
+      const imported = await app.request('POST', '/api/v1/inquiries/import', { body: file });
+      assert.equal(imported.status, 200, imported.text);
+      assert.equal(imported.body.created, BOARD_COUNT_CAP + 3);
+      const html = (await adminPage.get('/inquiries/board')).text;
+      const section = new RegExp(`<section class="board-column" data-stage="${lost.id}"[\\s\\S]*?</section>`).exec(
+        html,
+      )!;
+      assert.match(section[0], /<span data-count data-capped>1,000\+<\/span>/);
+      assert.match(
+        section[0],
+        new RegExp(`and ${(BOARD_COUNT_CAP - CARDS_PER_COLUMN).toLocaleString('en-US')}\\+ more`),
+      );
+      assert.equal(await inLost(), before + BOARD_COUNT_CAP + 3, 'the list behind the link counts them all');
     });
 
     test('a move with the plain form changes the stage, comes back with a flash, and is in the activity', async () => {

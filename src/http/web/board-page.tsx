@@ -19,6 +19,8 @@ import { recordTitle } from './views/records.tsx';
 
 /** Cards shown per column, newest first; the rest are "and N more", a link to the list. */
 export const CARDS_PER_COLUMN = 20;
+/** A column counts its inquiries up to this, then says "1,000+" (the list behind "and more" counts them all). */
+export const BOARD_COUNT_CAP = 1000;
 
 const stageField = inquiry.field('stage_id')!;
 
@@ -52,13 +54,19 @@ export function boardPage(database: Database) {
           shown.map(async (s) => {
             const filter: Record<string, string> = { stage_id: String(s.id) };
             if (view.mine) filter.assigned_to = String(request.user!.id);
-            const result = await listRecords(ctx, inquiry, {
-              filter,
-              ...(view.q ? { search: view.q } : {}),
-              sort: '-id',
-              per_page: String(CARDS_PER_COLUMN),
-            });
-            return { stage: s, cards: result.data, total: result.meta.total ?? result.data.length };
+            const result = await listRecords(
+              ctx,
+              inquiry,
+              { filter, ...(view.q ? { search: view.q } : {}), sort: '-id', per_page: String(CARDS_PER_COLUMN) },
+              { countAtMost: BOARD_COUNT_CAP },
+            );
+            const total = result.meta.total ?? result.data.length;
+            return {
+              stage: s,
+              cards: result.data,
+              total: Math.min(total, BOARD_COUNT_CAP),
+              capped: total > BOARD_COUNT_CAP,
+            };
           }),
         );
       } catch (error) {

@@ -78,7 +78,7 @@ export function pageContext(request: FastifyRequest, reply: FastifyReply): PageC
 }
 
 /** Redirects after a POST (303: the browser follows with GET), with a message for the next page. */
-/** A longer address is cut to its path when redirecting to it: clients refuse headers past 16 KiB, and no list needs it. */
+/** A longer address is cut to its path when redirecting: clients refuse headers past 16 KiB; no list needs it. */
 const MAX_LOCATION = 4096;
 
 export function redirectWith(reply: FastifyReply, to: string, flash?: Flash): FastifyReply {

@@ -19,7 +19,10 @@ export interface BoardView {
 export interface BoardColumn {
   stage: Row;
   cards: Row[];
+  /** How many inquiries the column holds, counted up to BOARD_COUNT_CAP. */
   total: number;
+  /** More than `total`: the count stopped there. */
+  capped: boolean;
 }
 
 const KIND_WORDS: Record<string, string> = { open: 'Open', won: 'Won', lost: 'Lost' };
@@ -206,7 +209,7 @@ export function BoardPage({ ctx, view, columns, stages, assignees, problem }: Bo
         <p class="card empty">There are no active stages. An admin can add them under Stages.</p>
       ) : (
         <div class="board" id="board">
-          {columns.map(({ stage, cards, total }) => {
+          {columns.map(({ stage, cards, total, capped }) => {
             const sid = String(stage.id);
             const kind = String(stage.kind);
             const more = total - cards.length;
@@ -222,8 +225,12 @@ export function BoardPage({ ctx, view, columns, stages, assignees, problem }: Bo
                   </h2>
                   <span class={`board-kind board-kind-${kind}`}>{KIND_WORDS[kind] ?? kind}</span>
                   <span class="board-count">
-                    <span data-count="">{total}</span>
-                    <span class="visually-hidden"> {total === 1 ? 'inquiry' : 'inquiries'}</span>
+                    {capped ? (
+                      <span data-count="" data-capped="">{`${total.toLocaleString('en-US')}+`}</span>
+                    ) : (
+                      <span data-count="">{total}</span>
+                    )}
+                    <span class="visually-hidden"> {total === 1 && !capped ? 'inquiry' : 'inquiries'}</span>
                   </span>
                 </div>
                 <ol class="board-cards" aria-labelledby={`stage-${sid}`}>
@@ -243,7 +250,8 @@ export function BoardPage({ ctx, view, columns, stages, assignees, problem }: Bo
                 {more > 0 ? (
                   <p class="board-more">
                     <a href={moreHref}>
-                      and {more} more<span class="visually-hidden"> in {String(stage.name)}</span>
+                      and {more.toLocaleString('en-US')}
+                      {capped ? '+' : ''} more<span class="visually-hidden"> in {String(stage.name)}</span>
                     </a>
                   </p>
                 ) : null}
