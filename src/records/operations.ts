@@ -15,7 +15,6 @@ import {
   countReferences,
   moveReferences,
   countRows,
-  selectGroups,
   deleteRow,
   recordExists,
   insertRow,
@@ -292,25 +291,6 @@ export async function listRecords(
       last_page: Math.max(1, Math.ceil(total / paging.perPage)),
     },
   };
-}
-
-/**
- * Several first pages of one resource at once (a board's columns): each query's rows and its count up to
- * `countAtMost` (then countAtMost + 1), in two statements whatever their number. Each query is read as a list's
- * (422 naming what is wrong) and sorted by the primary key alone.
- */
-export async function listGroups(
-  ctx: Context,
-  resource: Resource,
-  queries: readonly Record<string, unknown>[],
-  countAtMost: number,
-): Promise<{ data: Row[]; total: number }[]> {
-  const actor = authorize(ctx, resource);
-  const scope = readScopeOf(actor, resource);
-  const plans = queries.map((query) => ({ ...parseListQuery(resource, query), scope }));
-  const perPage = plans[0]?.paging.perPage ?? 0;
-  const groups = await selectGroups(ctx.database.db, resource, plans, perPage, countAtMost);
-  return groups.map(({ rows, total }) => ({ data: rows, total }));
 }
 
 /** A record read on its own, with the counts of the records that name it (a contact's `inquiries_count`). */

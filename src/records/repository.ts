@@ -246,61 +246,6 @@ export async function selectRows(
   return rows.map((row) => rowToRecord(resource, row));
 }
 
-/**
- * The first `limit` rows of each plan and how many rows it matches, counted up to one past `atMost`: two statements
- * for all of them (a board's columns), each plan still one index walk. The plans are sorted by the primary key alone,
- * all the same way (the order of the rows of a UNION ALL is its outer ORDER BY's).
- */
-export async function selectGroups(
-  db: Executor,
-  resource: Resource,
-  plans: readonly ListPlan[],
-  limit: number,
-  atMost: number,
-): Promise<{ rows: Row[]; total: number }[]> {
-  if (plans.length === 0) return [];
-  const pk = resource.primaryKey.name;
-  const desc = plans[0]!.sort[0]!.desc;
-  if (plans.some((plan) => plan.sort.length !== 1 || plan.sort[0]!.field.name !== pk || plan.sort[0]!.desc !== desc))
-    throw new Error(`selectGroups: every plan must be sorted by ${pk} alone, the same way`);
-  const table = asRecordTables(db);
-  const pages = plans.map((plan, i) => {
-    let page = table
-      .selectFrom(resource.table)
-      .select([...columns(resource), sql.lit(i).as('lb_group')])
-      .where(whereClause(db, resource, plan));
-    for (const { field, desc } of plan.sort)
-      page = page.orderBy(orderTerm(sortColumn(db, field), desc, (field.sortBy ?? field).nullable));
-    // Wrapped, so that each part keeps its own ORDER BY and LIMIT in the UNION ALL (SQLite allows them nowhere else).
-    return table.selectFrom(page.limit(limit).as(`lb_page${i}`)).selectAll();
-  });
-  const counts = plans.map(
-    (plan, i) =>
-      sql<number>`(select count(*) from ${table
-        .selectFrom(resource.table)
-        .select(sql.lit(1).as('one'))
-        .where(whereClause(db, resource, plan))
-        .limit(atMost + 1)
-        .as(`lb_count${i}`)})`,
-  );
-  const [rows, totals] = await Promise.all([
-    pages
-      .slice(1)
-      .reduce((all, page) => all.unionAll(page), pages[0]!)
-      .orderBy('lb_group')
-      .orderBy(pk, desc ? 'desc' : 'asc')
-      .execute(),
-    sql<
-      Record<string, number | string | bigint>
-    >`select ${sql.join(counts.map((c, i) => sql`${c} as ${sql.ref(`n${i}`)}`))}`.execute(db),
-  ]);
-  const counted = totals.rows[0]!;
-  return plans.map((_, i) => ({
-    rows: rows.filter((row) => Number(row.lb_group) === i).map((row) => rowToRecord(resource, row)),
-    total: Number(counted[`n${i}`] ?? 0),
-  }));
-}
-
 export async function selectById(db: Executor, resource: Resource, id: bigint, lock = false): Promise<Row | undefined> {
   const pk = resource.primaryKey;
   const row = await asRecordTables(db)

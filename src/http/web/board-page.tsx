@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/connection.ts';
 import { formInput } from '../../derive/form-values.ts';
 import { AppError } from '../../errors.ts';
-import { authorize, getRecord, listGroups, listRecords, updateRecord } from '../../records/operations.ts';
+import { authorize, getRecord, listRecords, updateRecord } from '../../records/operations.ts';
 import { choicesOf } from '../../records/references.ts';
 import { inquiry, stage, user } from '../../resources/index.ts';
 import { contextOf } from '../context.ts';
@@ -50,19 +50,25 @@ export function boardPage(database: Database) {
       let problem: string | undefined;
       let columns: BoardColumn[] = [];
       try {
-        // Every column's cards and count in two statements, each column still one index walk.
-        const queries = shown.map((s) => {
-          const filter: Record<string, string> = { stage_id: String(s.id) };
-          if (view.mine) filter.assigned_to = String(request.user!.id);
-          return { filter, ...(view.q ? { search: view.q } : {}), sort: '-id', per_page: String(CARDS_PER_COLUMN) };
-        });
-        const groups = await listGroups(ctx, inquiry, queries, BOARD_COUNT_CAP);
-        columns = shown.map((s, i) => ({
-          stage: s,
-          cards: groups[i]!.data,
-          total: Math.min(groups[i]!.total, BOARD_COUNT_CAP),
-          capped: groups[i]!.total > BOARD_COUNT_CAP,
-        }));
+        columns = await Promise.all(
+          shown.map(async (s) => {
+            const filter: Record<string, string> = { stage_id: String(s.id) };
+            if (view.mine) filter.assigned_to = String(request.user!.id);
+            const result = await listRecords(
+              ctx,
+              inquiry,
+              { filter, ...(view.q ? { search: view.q } : {}), sort: '-id', per_page: String(CARDS_PER_COLUMN) },
+              { countAtMost: BOARD_COUNT_CAP },
+            );
+            const total = result.meta.total ?? result.data.length;
+            return {
+              stage: s,
+              cards: result.data,
+              total: Math.min(total, BOARD_COUNT_CAP),
+              capped: total > BOARD_COUNT_CAP,
+            };
+          }),
+        );
       } catch (error) {
         if (!(error instanceof AppError) || error.status !== 422) throw error;
         problem = `This search cannot be used: ${Object.values(error.errors ?? {})
