@@ -179,6 +179,17 @@ for (const dialect of DIALECTS) {
         'Country',
         'Created at',
       ]);
+
+      // Each choice and the reset are in the audit log, with the columns before and after; the refusals are not.
+      const audit = await app.get(`/api/v1/activity?filter[action]=columns_chosen&filter[actor]=${agent.id}`);
+      assert.equal(audit.status, 200, audit.text);
+      assert.deepEqual(
+        audit.body.data.map((e: { resource: string; via: string; changes: unknown }) => [e.resource, e.via, e.changes]),
+        [
+          ['list_columns', 'web', { contacts: ['email_key,nope,city,name', null] }],
+          ['list_columns', 'web', { contacts: [null, 'name,source_id,city'] }],
+        ],
+      );
     });
 
     test('a viewer chooses columns too; an agent may not choose the columns of users', async () => {

@@ -424,6 +424,7 @@ export const SECURITY_EVENTS = [
   'role_changed',
   'user_deactivated',
   'settings_changed',
+  'columns_chosen',
 ] as const;
 export type SecurityEvent = (typeof SECURITY_EVENTS)[number];
 
@@ -433,16 +434,28 @@ export const ACTIONS: readonly string[] = [...RECORD_ACTIONS, ...SECURITY_EVENTS
 /** A stored value read back through its field's kind (64-bit integers were kept as digits). */
 export const storedValue = fromJson;
 
-/** Appends a security event about a user's account (`user`), done by `actor` (null: nobody signed in). */
+/**
+ * Appends a security event about a user's account (`user`), done by `actor` (null: nobody signed in); or, with
+ * `about`, an event about something that is not a record (the settings: `{resource: 'settings', changes}`).
+ */
 export async function logEvent(
   db: Executor,
   action: SecurityEvent,
   user: bigint | null,
   actor: bigint | null,
   via: Via = 'system',
+  about?: { resource: string; changes: Record<string, [unknown, unknown]> },
 ): Promise<void> {
   await db
     .insertInto('change_log')
-    .values({ at: new Date().toISOString(), actor_id: actor, via, action, resource: 'users', record_id: user })
+    .values({
+      at: new Date().toISOString(),
+      actor_id: actor,
+      via,
+      action,
+      resource: about?.resource ?? 'users',
+      record_id: user,
+      ...(about ? { changes: JSON.stringify(about.changes) } : {}),
+    })
     .execute();
 }

@@ -5,6 +5,7 @@
 // `columns`). Without a choice a list shows the declaration's listColumns.
 import { AppError } from '../errors.ts';
 import type { Field, Resource } from '../schema/resource.ts';
+import { logEvent } from './change-log.ts';
 import { authorize, type Context } from './operations.ts';
 
 /** The fields a list may show as columns: every visible one a person reads (not the id, not internal JSON). */
@@ -52,27 +53,40 @@ export async function saveListColumns(ctx: Context, resource: Resource, names: r
   const fields = columnsOf(resource, names);
   if (fields.length === 0) throw invalid('needs at least one column');
   const columns = fields.map((f) => f.name).join(',');
-  // Delete and insert rather than an upsert: the same SQL on every database. Two saves at once may both find no row
-  // and both insert; the one refused by the primary key tries again, and the later choice stays.
-  const write = () =>
-    ctx.database.db.transaction().execute(async (trx) => {
-      await trx
-        .deleteFrom('list_columns')
-        .where('user_id', '=', actor.id)
-        .where('resource', '=', resource.name)
-        .execute();
-      await trx.insertInto('list_columns').values({ user_id: actor.id, resource: resource.name, columns }).execute();
-    });
-  await write().catch(write);
+  await keepColumns(ctx, resource, actor.id, columns);
   return fields;
 }
 
 /** Forgets the user's choice: the list shows the declaration's columns again. */
 export async function resetListColumns(ctx: Context, resource: Resource): Promise<void> {
-  const actor = authorize(ctx, resource);
-  await ctx.database.db
-    .deleteFrom('list_columns')
-    .where('user_id', '=', actor.id)
-    .where('resource', '=', resource.name)
-    .execute();
+  await keepColumns(ctx, resource, authorize(ctx, resource).id, null);
+}
+
+/**
+ * Replaces the user's choice (null: none), with its `columns_chosen` entry in the same transaction. Delete and insert
+ * rather than an upsert: the same SQL on every database. Two saves at once may both find no row and both insert; the
+ * one refused by the primary key tries again, and the later choice stays.
+ */
+async function keepColumns(ctx: Context, resource: Resource, user: bigint, columns: string | null): Promise<void> {
+  const write = () =>
+    ctx.database.db.transaction().execute(async (trx) => {
+      const mine = { user_id: user, resource: resource.name };
+      const before = await trx
+        .selectFrom('list_columns')
+        .select('columns')
+        .where('user_id', '=', user)
+        .where('resource', '=', resource.name)
+        .executeTakeFirst();
+      await trx.deleteFrom('list_columns').where('user_id', '=', user).where('resource', '=', resource.name).execute();
+      if (columns !== null)
+        await trx
+          .insertInto('list_columns')
+          .values({ ...mine, columns })
+          .execute();
+      await logEvent(trx, 'columns_chosen', null, user, ctx.via ?? 'web', {
+        resource: 'list_columns',
+        changes: { [resource.name]: [before?.columns ?? null, columns] },
+      });
+    });
+  await write().catch(write);
 }

@@ -10,6 +10,7 @@ import type { Executor } from '../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { type Field, type Resource, stateFieldsOf } from '../schema/resource.ts';
 import type { Context } from './context.ts';
+import { logEvent } from './change-log.ts';
 
 export const STATE_WORDS = ['label', 'true', 'false', 'null'] as const;
 export type StateWords = Partial<Record<(typeof STATE_WORDS)[number], string>>;
@@ -106,17 +107,10 @@ export async function saveLabels(ctx: Context, resources: readonly Resource[], i
     const before = await stored(trx);
     await trx.deleteFrom('settings').where('key', '=', KEY).execute();
     await trx.insertInto('settings').values({ key: KEY, value, updated_at: now }).execute();
-    await trx
-      .insertInto('change_log')
-      .values({
-        at: now,
-        actor_id: ctx.actor!.id,
-        via: ctx.via ?? 'api',
-        action: 'settings_changed',
-        resource: 'settings',
-        changes: JSON.stringify({ labels: [before ? JSON.parse(before) : {}, clean] }),
-      })
-      .execute();
+    await logEvent(trx, 'settings_changed', null, ctx.actor!.id, ctx.via ?? 'api', {
+      resource: 'settings',
+      changes: { labels: [before ? JSON.parse(before) : {}, clean] },
+    });
   });
   seen.set(ctx.database, { value, checkedAt: Date.now() });
   apply(resources, value);

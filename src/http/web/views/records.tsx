@@ -419,6 +419,7 @@ const DONE: Record<TimelineAction | SecurityEvent, string> = {
   role_changed: 'changed the role',
   user_deactivated: 'deactivated the account',
   settings_changed: 'changed the settings',
+  columns_chosen: 'chose the columns of a list',
 };
 const DOOR: Record<string, string> = {
   web: 'the web app',
