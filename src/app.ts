@@ -32,7 +32,7 @@ import { authPlugin } from './http/auth.ts';
 import { healthRoutes } from './http/health.ts';
 import { registerJsonParser } from './http/json.ts';
 import { problemSchema, registerOpenApi } from './http/openapi.ts';
-import { registerProblemHandlers, sendFrameworkError } from './http/problem.ts';
+import { clientErrorHandler, registerProblemHandlers, sendFrameworkError } from './http/problem.ts';
 import { buildSerializerFactory } from './http/serializer.ts';
 import { assetRoutes } from './http/web/assets.ts';
 import { webApp } from './http/web/plugin.tsx';
@@ -88,6 +88,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
     },
     bodyLimit: JSON_BODY_LIMIT,
+    clientErrorHandler,
     trustProxy: config.trustProxy,
     routerOptions: {
       ignoreTrailingSlash: true,

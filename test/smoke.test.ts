@@ -28,5 +28,14 @@ for (const dialect of DIALECTS) {
       assert.equal(api.status, 404);
       assert.match(api.headers.get('content-type') ?? '', /^application\/problem\+json/);
     });
+
+    test('a request Node cannot read (an address past 16 KiB) is problem+json too, before any route', async () => {
+      const huge = await app.request('GET', `/api/v1/contacts?search=${'x'.repeat(20_000)}`);
+      assert.equal(huge.status, 431);
+      assert.match(huge.headers.get('content-type') ?? '', /^application\/problem\+json/);
+      assert.equal(huge.body.status, 431);
+      assert.equal(huge.body.code, 'headers_too_large');
+      assert.deepEqual((await app.get('/healthz')).body, { status: 'ok' }, 'the server goes on');
+    });
   });
 }

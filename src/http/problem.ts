@@ -1,6 +1,8 @@
 // Every error leaves as application/problem+json. 4xx details are ours or
 // Fastify's own (safe to show); a 5xx is logged with its cause and answered
 // with a generic message.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, toProblem } from '../errors.ts';
 
@@ -36,6 +38,29 @@ function isUnavailable(error: Error & { code?: string }): boolean {
   return (
     (error.code !== undefined && UNAVAILABLE.has(error.code)) ||
     /Connection terminated|is not queryable|timeout exceeded when trying to connect/i.test(error.message)
+  );
+}
+
+/**
+ * A request Node cannot read (headers past its 16 KiB, a broken request line) is answered before any route, by
+ * Fastify's clientErrorHandler: as problem+json too, then the connection is closed.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, detail]: [number, string, string] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'headers_too_large', 'The address and headers are larger than 16 KiB together; send less.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request_timeout', 'The request did not arrive in time.']
+        : [400, 'bad_request', 'The request could not be read as HTTP.'];
+  const body = JSON.stringify(toProblem(new AppError(status, code, detail)));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +
+      'Content-Type: application/problem+json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }
 
