@@ -88,6 +88,8 @@ for (const dialect of DIALECTS) {
         assert.equal(await box(page).getAttribute('aria-expanded'), 'false');
 
         await page.keyboard.type('rigold', { delay: 30 });
+        // The suggestions of the whole word, not of a part typed before it whose answer came back first.
+        await page.locator('.gs-status').filter({ hasText: '“marigold”' }).waitFor({ state: 'attached' });
         await options(page).first().waitFor();
         assert.equal(await box(page).getAttribute('aria-expanded'), 'true');
         const groups = listbox(page).getByRole('group');
