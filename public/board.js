@@ -1,12 +1,14 @@
-// The pipeline board's script (served to /inquiries/board only). The board works without it: every card's
-// "Move to" form posts and the page comes back. This adds drag and drop, and moves without a reload: the card moves
-// at once, the server is asked (JSON), and a refusal puts the card back; the status line says what happened, and a
-// screen reader reads it out. Loaded from our origin, so the CSP needs no inline script.
+// The pipeline board's script (served to /inquiries/board only). The board works without it: a card's Move button
+// posts the board's form (#board-move) to the card's address and the page comes back. This adds drag and drop, and
+// moves without a reload: the card moves at once, the server is asked (JSON), and a refusal puts the card back; the
+// status line says what happened, and a screen reader reads it out. Loaded from our origin, so the CSP needs no
+// inline script.
 (function () {
   'use strict';
   var board = document.getElementById('board');
   var status = document.getElementById('board-status');
-  if (!board || !status || !window.fetch || !window.URLSearchParams) return;
+  var form = document.getElementById('board-move');
+  if (!board || !status || !form || !window.fetch || !window.URLSearchParams) return;
 
   function say(text, error) {
     status.className = 'board-status flash ' + (error ? 'flash-error' : 'flash-success');
@@ -56,9 +58,9 @@
   }
 
   function move(card, stageId) {
-    var form = card.querySelector('form.board-move');
-    var select = form && form.querySelector('select');
-    if (!select || card.getAttribute('aria-busy') === 'true') return;
+    var select = card.querySelector('.board-move select');
+    var button = card.querySelector('.board-move button');
+    if (!select || !button || card.getAttribute('aria-busy') === 'true') return;
     var from = card.closest('.board-column');
     var previous = card.dataset.stage;
     var name = card.dataset.name;
@@ -68,7 +70,12 @@
       return;
     }
     select.value = stageId;
-    var body = new URLSearchParams(new FormData(form));
+    // The form's own fields (the CSRF token, the view) and this card's stage, not every card's select.
+    var body = new URLSearchParams();
+    Array.prototype.forEach.call(form.querySelectorAll('input'), function (input) {
+      body.append(input.name, input.value);
+    });
+    body.set('stage_id', stageId);
     var to = columnOf(stageId);
     var hadFocus = card.contains(document.activeElement);
     var landing = to ? null : focusAfterLeaving(card);
@@ -81,7 +88,7 @@
       select.value = previous;
       say(text, true);
     };
-    fetch(form.action, {
+    fetch(button.formAction, {
       method: 'POST',
       body: body,
       headers: { accept: 'application/json' },
@@ -107,7 +114,7 @@
   // stages) waits for Enter or the Move button, so stepping past a stage does not move the card there.
   var keyed = null;
   board.addEventListener('keydown', function (e) {
-    var select = e.target.closest && e.target.closest('form.board-move select');
+    var select = e.target.closest && e.target.closest('.board-move select');
     if (!select) return;
     if (e.key === 'Enter') {
       e.preventDefault();
@@ -117,22 +124,22 @@
   });
   board.addEventListener('pointerdown', function () { keyed = null; });
   board.addEventListener('change', function (e) {
-    var select = e.target.closest && e.target.closest('form.board-move select');
+    var select = e.target.closest && e.target.closest('.board-move select');
     if (!select || keyed === select) return;
     move(select.closest('.board-card'), select.value);
   });
-  board.addEventListener('submit', function (e) {
-    var form = e.target.closest('form.board-move');
-    if (!form) return;
+  form.addEventListener('submit', function (e) {
+    var card = e.submitter && e.submitter.closest('.board-card');
+    if (!card) return;
     e.preventDefault();
     keyed = null;
-    move(form.closest('.board-card'), form.querySelector('select').value);
+    move(card, card.querySelector('.board-move select').value);
   });
 
   // Drag and drop: a card the viewer may move can be dropped on another column.
   var dragged = null;
   Array.prototype.forEach.call(board.querySelectorAll('.board-card'), function (card) {
-    if (card.querySelector('form.board-move')) {
+    if (card.querySelector('.board-move')) {
       card.draggable = true;
       card.classList.add('is-draggable');
     }

@@ -27,7 +27,7 @@ function columnsOf(html: string) {
     // "1,000+" past the cap: read as 1000.
     count: Number(/<span data-count[^>]*>([\d,]+)\+?<\/span>/.exec(m[0])![1]!.replaceAll(',', '')),
     cards: [...m[0].matchAll(/<li class="board-card" id="card-(\d+)"/g)].map((c) => c[1]!),
-    movable: [...m[0].matchAll(/action="\/inquiries\/(\d+)\/stage"/g)].map((c) => c[1]!),
+    movable: [...m[0].matchAll(/formaction="\/inquiries\/(\d+)\/stage"/g)].map((c) => c[1]!),
     more: /<p class="board-more"><a href="([^"]+)">and (\d+) more/.exec(m[0]),
   }));
 }
@@ -53,10 +53,14 @@ for (const dialect of DIALECTS) {
     };
     const stageOf = async (id: string) => String((await app.get(`/api/v1/inquiries/${id}`)).body.data.stage_id);
 
-    /** Posts the card's "Move to" form as a browser without JavaScript does. */
+    /**
+     * Presses a card's Move button as a browser without JavaScript does: the board's form goes to the card's address
+     * with every card's select (`to-<id>`), another card's too.
+     */
     const moveForm = async (client: Client, id: string, stageId: string, extra: Record<string, string> = {}) => {
       const csrf = csrfOf((await client.get('/inquiries/board')).text);
-      const f = form({ _csrf: csrf, stage_id: stageId, ...extra });
+      const other = stages.find((s) => s.id !== stageId)!.id;
+      const f = form({ _csrf: csrf, 'to-1': other, [`to-${id}`]: stageId, 'to-999999': other, ...extra });
       return client.request('POST', `/inquiries/${id}/stage`, { body: f.body, headers: f.headers });
     };
 
@@ -103,7 +107,9 @@ for (const dialect of DIALECTS) {
       assert.match(page.text, /board-kind-won">Won</);
       // The admin may move every card: each has the form, its select listing the active stages.
       assert.deepEqual(columns[0]!.movable, columns[0]!.cards);
-      assert.match(page.text, /<select id="move-\d+" name="stage_id">/);
+      assert.match(page.text, /<select id="move-(\d+)" name="to-\1" form="board-move">/);
+      // One form for the board, with one CSRF token: the cards' controls belong to it.
+      assert.equal([...page.text.matchAll(/name="_csrf"/g)].length, 2, 'the board form and the header’s sign-out');
       assert.doesNotMatch(page.text, />Parked</);
       // Without JavaScript nothing is missing; with it, the board's script (from our origin) adds the rest.
       assert.match(page.text, /<script src="\/assets\/board.js" defer(="")?><\/script>/);

@@ -36,6 +36,14 @@ export function containsText<T>(db: Kysely<T>, column: string, term: string, low
   return sql<SqlBool>`instr(lb_fold(${sql.ref(column)}), ${term.toLowerCase()}) > 0`;
 }
 
+/**
+ * Whether the search index answers with every match before the few newest can be picked. PostgreSQL's trigram index
+ * does (a bitmap of thousands of rows, read from the table and sorted for the five newest), and its guess of how many
+ * rows a word matches can choose that for a common word; a search matched by many rows is then better read by walking
+ * the newest rows and testing each. SQLite's FTS5 index gives its matches in rowid order already.
+ */
+export const searchReadsEveryMatch = <T>(db: Kysely<T>) => dialectOf(db) === 'postgres';
+
 /** Words long enough for a trigram index (three characters). */
 export const indexable = (word: string) => [...word].length >= 3;
 
@@ -82,16 +90,12 @@ export function matchesWords<T>(
   return sql<SqlBool>`(${sql.join(parts, sql` and `)})`;
 }
 
-/**
- * How many rows hold every one of `words`, counted in the search index alone,
- * where that is possible (SQLite, every word indexable); else null.
- */
-export async function countWordMatches<T>(
-  db: Kysely<T>,
-  table: string,
-  words: readonly string[],
-): Promise<number | null> {
-  if (dialectOf(db) !== 'sqlite' || !words.every(indexable)) return null;
+/** Whether the search index alone can count the rows holding every one of `words` (SQLite, every word indexable). */
+export const wordsCountable = <T>(db: Kysely<T>, words: readonly string[]) =>
+  dialectOf(db) === 'sqlite' && words.every(indexable);
+
+/** How many rows hold every one of `words`, counted in the search index alone (see wordsCountable). */
+export async function countWordMatches<T>(db: Kysely<T>, table: string, words: readonly string[]): Promise<number> {
   const fts = sql.table(`${table}_search`);
   const { rows } = await sql<{
     n: number | bigint;

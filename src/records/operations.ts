@@ -22,6 +22,7 @@ import {
   type Row,
   selectById,
   selectReferencing,
+  selectCountedRows,
   selectRows,
   updateRow,
 } from './repository.ts';
@@ -257,8 +258,10 @@ function preconditionFailed(): AppError {
 }
 
 export interface ListOptions {
-  /** Count the matches only up to one past this (meta.total is then at most countAtMost + 1). */
+  /** Count the matches only up to one past this (meta.total is then at most countAtMost + 1), in the same statement. */
   countAtMost?: number;
+  /** Read only these fields (a board's card shows a few): the records hold them alone, without computed fields. */
+  fields?: readonly string[];
 }
 
 export async function listRecords(
@@ -271,17 +274,21 @@ export async function listRecords(
   const plan = { ...parseListQuery(resource, query), scope: readScopeOf(actor, resource) };
   const { db } = ctx.database;
   const { paging } = plan;
+  const fields = options.fields ? resource.visible.filter((f) => options.fields!.includes(f.name)) : resource.visible;
   if (paging.mode === 'cursor') {
-    const rows = await selectRows(db, resource, plan, paging.perPage + 1, 0);
+    const rows = await selectRows(db, resource, plan, paging.perPage + 1, 0, fields);
     const more = rows.length > paging.perPage;
     const data = more ? rows.slice(0, paging.perPage) : rows;
     return { data, meta: { per_page: paging.perPage, next_cursor: more ? encodeCursor(plan, data.at(-1)!) : null } };
   }
   const offset = (paging.page - 1) * paging.perPage;
-  const [total, data] = await Promise.all([
-    countRows(db, resource, plan, options.countAtMost),
-    selectRows(db, resource, plan, paging.perPage, offset),
-  ]);
+  const { total, rows: data } =
+    options.countAtMost === undefined
+      ? await Promise.all([
+          countRows(db, resource, plan),
+          selectRows(db, resource, plan, paging.perPage, offset, fields),
+        ]).then(([total, rows]) => ({ total, rows }))
+      : await selectCountedRows(db, resource, plan, paging.perPage, offset, options.countAtMost, fields);
   return {
     data,
     meta: {

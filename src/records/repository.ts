@@ -6,6 +6,8 @@ import {
   byteOrdered,
   containsText,
   countWordMatches,
+  searchReadsEveryMatch,
+  wordsCountable,
   matchesWords,
   orderTerm,
   writesWithEntryAtOnce,
@@ -20,10 +22,12 @@ type EB = ExpressionBuilder<AnyRecordTables, string>;
 
 const columns = (resource: Resource) => resource.visible.map((f) => f.name);
 
-export function rowToRecord(resource: Resource, row: Row): Row {
+/** A row as an API object; a row of some of the fields (`fields`) holds those alone, without the computed ones. */
+export function rowToRecord(resource: Resource, row: Row, fields: readonly Field[] = resource.visible): Row {
   const record: Row = {};
-  for (const f of resource.visible) record[f.name] = f.kind.fromDb(row[f.name] ?? null);
-  for (const [name, computed] of Object.entries(resource.computed)) record[name] = computed.value(record);
+  for (const f of fields) record[f.name] = f.kind.fromDb(row[f.name] ?? null);
+  if (fields === resource.visible)
+    for (const [name, computed] of Object.entries(resource.computed)) record[name] = computed.value(record);
   return record;
 }
 
@@ -151,34 +155,34 @@ function whereClause(db: Executor, resource: Resource, plan: Pick<ListPlan, 'wor
 }
 
 /**
- * The number of rows a list matches. Unfiltered, it is the sum of the table's
- * counters (kept by triggers in every write's transaction, so exact); a list
- * searched for plain words only is counted in the search index alone where
- * the dialect can; any other list is counted through the indexes that serve it.
+ * The number of rows a list matches where it can be read without counting the rows one by one: unfiltered, the sum
+ * of the table's counters (kept by triggers in every write's transaction, so exact); searched for plain words only,
+ * in the search index alone where the dialect can. Null for any other list.
  */
-export async function countRows(db: Executor, resource: Resource, plan: ListPlan, atMost?: number): Promise<number> {
-  if (
-    plan.filters.length === 0 &&
-    !plan.scope &&
-    plan.words.length > 0 &&
-    plan.words.every((w) => integralMatches(resource, w).length === 0)
-  ) {
-    const counted = await countWordMatches(db, resource.table, plan.words);
-    if (counted !== null) return atMost === undefined ? counted : Math.min(counted, atMost + 1);
-  }
-  if (plan.words.length === 0 && plan.filters.length === 0 && !plan.scope) {
-    const row = await db
+function countWithoutRows(db: Executor, resource: Resource, plan: ListPlan, atMost?: number): Promise<number> | null {
+  if (plan.filters.length > 0 || plan.scope) return null;
+  if (plan.words.length === 0)
+    return db
       .selectFrom('record_counts')
       .select(sql<string | number | bigint | null>`sum(n)`.as('total'))
       .where('table_name', '=', resource.table)
-      .executeTakeFirstOrThrow();
-    return Number(row.total ?? 0);
-  }
+      .executeTakeFirstOrThrow()
+      .then((row) => Number(row.total ?? 0));
+  if (plan.words.some((w) => integralMatches(resource, w).length > 0) || !wordsCountable(db, plan.words)) return null;
+  return countWordMatches(db, resource.table, plan.words).then((n) =>
+    atMost === undefined ? n : Math.min(n, atMost + 1),
+  );
+}
+
+/**
+ * The rows a list matches, counted through the indexes that serve it; past `atMost` the count stops (a search box
+ * says "1,000+" without reading every match).
+ */
+function countingQuery(db: Executor, resource: Resource, plan: ListPlan, atMost?: number) {
   const matching = asRecordTables(db)
     .selectFrom(resource.table)
     .where(whereClause(db, resource, plan));
-  // Counting stops past `atMost`: a search box says "1,000+" without reading every match.
-  const row = await (atMost === undefined
+  return atMost === undefined
     ? matching.select(sql<string | number | bigint>`count(*)`.as('total'))
     : db
         .selectFrom(
@@ -187,8 +191,14 @@ export async function countRows(db: Executor, resource: Resource, plan: ListPlan
             .limit(atMost + 1)
             .as('matching'),
         )
-        .select(sql<string | number | bigint>`count(*)`.as('total'))
-  ).executeTakeFirstOrThrow();
+        .select(sql<string | number | bigint>`count(*)`.as('total'));
+}
+
+/** The number of rows a list matches (see countWithoutRows and countingQuery). */
+export async function countRows(db: Executor, resource: Resource, plan: ListPlan, atMost?: number): Promise<number> {
+  const known = countWithoutRows(db, resource, plan, atMost);
+  if (known) return known;
+  const row = await countingQuery(db, resource, plan, atMost).executeTakeFirstOrThrow();
   return Number(row.total ?? 0);
 }
 
@@ -214,6 +224,17 @@ function keysetSegments(eb: EB, bounds: Bound[]): Expression<SqlBool>[] | null {
   return pk.desc ? [beyond, isNull] : [beyond];
 }
 
+/** A list's rows in its order: of the visible fields or of some of them. */
+function orderedRows(db: Executor, resource: Resource, plan: ListPlan, fields: readonly Field[]) {
+  let query = asRecordTables(db)
+    .selectFrom(resource.table)
+    .select(fields.map((f) => f.name))
+    .where(whereClause(db, resource, plan));
+  for (const { field, desc } of plan.sort)
+    query = query.orderBy(orderTerm(sortColumn(db, field), desc, (field.sortBy ?? field).nullable));
+  return query;
+}
+
 /** One page of rows; `limit` may exceed the page size by one to learn whether more follow. */
 export async function selectRows(
   db: Executor,
@@ -221,16 +242,13 @@ export async function selectRows(
   plan: ListPlan,
   limit: number,
   offset: number,
+  fields: readonly Field[] = resource.visible,
 ): Promise<Row[]> {
-  let query = asRecordTables(db)
-    .selectFrom(resource.table)
-    .select(columns(resource))
-    .where(whereClause(db, resource, plan));
-  for (const { field, desc } of plan.sort)
-    query = query.orderBy(orderTerm(sortColumn(db, field), desc, (field.sortBy ?? field).nullable));
+  const query = orderedRows(db, resource, plan, fields);
   const { paging } = plan;
   const after = paging.mode === 'cursor' ? paging.after : null;
-  if (!after) return (await query.limit(limit).offset(offset).execute()).map((row) => rowToRecord(resource, row));
+  if (!after)
+    return (await query.limit(limit).offset(offset).execute()).map((row) => rowToRecord(resource, row, fields));
   const bounds = boundsOf(db, plan.sort, after);
   const segments = keysetSegments(expressionBuilder(), bounds) ?? [afterExpression(expressionBuilder(), bounds)];
   const rows: Row[] = [];
@@ -243,7 +261,70 @@ export async function selectRows(
         .execute()),
     );
   }
-  return rows.map((row) => rowToRecord(resource, row));
+  return rows.map((row) => rowToRecord(resource, row, fields));
+}
+
+/** How many of the newest rows newestMatching looks at: a word of 1,000 matches in 1,000,000 rows has ~50 there. */
+const NEWEST_WINDOW = 50_000;
+
+/**
+ * The first `wanted` matches of a list among its NEWEST_WINDOW newest rows, newest first, read by walking the primary
+ * key backwards and testing each row: the window is a subquery with its own order and limit, so the database cannot
+ * make it a read of every match through the search index, and it stops as soon as `wanted` are found. Fewer than
+ * `wanted` means the window did not hold them all (the caller then reads the list as usual).
+ */
+function newestMatching(db: Executor, resource: Resource, plan: ListPlan, wanted: number, fields: readonly Field[]) {
+  const pk = resource.primaryKey.name;
+  const newest = asRecordTables(db).selectFrom(resource.table).selectAll().orderBy(pk, 'desc').limit(NEWEST_WINDOW);
+  return asRecordTables(db)
+    .selectFrom(newest.as(resource.table))
+    .select(fields.map((f) => f.name))
+    .where(whereClause(db, resource, plan))
+    .orderBy(pk, 'desc')
+    .limit(wanted)
+    .execute();
+}
+
+/**
+ * A page of rows with the number of rows the list matches, up to one past `atMost`, in one statement (the count a
+ * subquery the database runs once): a page of a board's column or of a search's group costs one round trip, not two.
+ */
+export async function selectCountedRows(
+  db: Executor,
+  resource: Resource,
+  plan: ListPlan,
+  limit: number,
+  offset: number,
+  atMost: number,
+  fields: readonly Field[] = resource.visible,
+): Promise<{ rows: Row[]; total: number }> {
+  const known = countWithoutRows(db, resource, plan, atMost);
+  if (known) {
+    const [total, rows] = await Promise.all([known, selectRows(db, resource, plan, limit, offset, fields)]);
+    return { rows, total };
+  }
+  // Newest first through a search (the header's box) where the search index reads every match: counted first, and
+  // a common word (past `atMost` matches) is looked for among the newest rows (newestMatching).
+  const newestFirst = plan.sort.length === 1 && plan.sort[0]!.field.primary && plan.sort[0]!.desc;
+  if (plan.words.length > 0 && newestFirst && searchReadsEveryMatch(db)) {
+    const total = await countRows(db, resource, plan, atMost);
+    if (total === 0) return { rows: [], total };
+    const newest = total > atMost ? await newestMatching(db, resource, plan, limit + offset, fields) : [];
+    const rows =
+      newest.length === limit + offset
+        ? newest.slice(offset)
+        : await orderedRows(db, resource, plan, fields).limit(limit).offset(offset).execute();
+    return { rows: rows.map((row) => rowToRecord(resource, row, fields)), total };
+  }
+  const found = await orderedRows(db, resource, plan, fields)
+    .select(countingQuery(db, resource, plan, atMost).as('matching_total'))
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  // No row on the first page: nothing matches; past the last page the count is asked on its own.
+  const total =
+    found.length || offset === 0 ? Number(found[0]?.matching_total ?? 0) : await countRows(db, resource, plan, atMost);
+  return { rows: found.map((row) => rowToRecord(resource, row, fields)), total };
 }
 
 export async function selectById(db: Executor, resource: Resource, id: bigint, lock = false): Promise<Row | undefined> {

@@ -1,7 +1,8 @@
 // The pipeline board: a column per active stage with its count, a card per
 // inquiry (name, assignee, age, due state), and on each card the viewer may
-// change a "Move to" form that works without JavaScript; public/board.js adds
-// drag and drop and moves without a reload on top of the same forms.
+// change a "Move to" select and button that work without JavaScript (the
+// board's one form); public/board.js adds drag and drop and moves without a
+// reload on top of the same controls.
 import type { Row } from '../../../records/repository.ts';
 import { may } from '../../../records/operations.ts';
 import { inquiry } from '../../../resources/index.ts';
@@ -92,17 +93,19 @@ function Due({ record, stageKind, now }: { record: Row; stageKind: string; now: 
   );
 }
 
+/** The form every card's "Move to" controls belong to (with the `form` attribute). */
+const MOVE_FORM = 'board-move';
+
 interface CardProps {
   ctx: PageContext;
   record: Row;
   stage: Row;
   stages: readonly Row[];
   assignees: ReadonlyMap<string, string>;
-  view: BoardView;
   now: number;
 }
 
-function Card({ ctx, record, stage, stages, assignees, view, now }: CardProps) {
+function Card({ ctx, record, stage, stages, assignees, now }: CardProps) {
   const id = String(record.id);
   const name = recordTitle(inquiry, record);
   const assignee = record.assigned_to == null ? null : (assignees.get(String(record.assigned_to)) ?? null);
@@ -118,26 +121,24 @@ function Card({ ctx, record, stage, stages, assignees, view, now }: CardProps) {
         <Due record={record} stageKind={String(stage.kind)} now={now} />
       </p>
       {movable ? (
-        <form method="post" action={`/inquiries/${id}/stage`} class="board-move">
-          <CsrfInput token={ctx.csrf} />
-          {view.mine ? <input type="hidden" name="mine" value="1" /> : null}
-          {view.open ? <input type="hidden" name="open" value="1" /> : null}
-          {view.q ? <input type="hidden" name="q" value={view.q} /> : null}
+        // The card's controls belong to the board's one form (MOVE_FORM): the button posts it to this card's
+        // address, which reads this card's select (`to-<id>`); the page carries one CSRF token, not one a card.
+        <div class="board-move">
           {/* The select shows the card's stage; its name says what choosing another does. */}
           <label for={`move-${id}`} class="visually-hidden">
             Move {name} to
           </label>
-          <select id={`move-${id}`} name="stage_id">
+          <select id={`move-${id}`} name={`to-${id}`} form={MOVE_FORM}>
             {stages.map((s) => (
               <option value={String(s.id)} selected={String(s.id) === String(stage.id)}>
                 {String(s.name)}
               </option>
             ))}
           </select>
-          <button type="submit" class="button-secondary">
+          <button type="submit" class="button-secondary" form={MOVE_FORM} formaction={`/inquiries/${id}/stage`}>
             Move<span class="visually-hidden"> {name}</span>
           </button>
-        </form>
+        </div>
       ) : null}
     </li>
   );
@@ -197,7 +198,16 @@ export function BoardPage({ ctx, view, columns, stages, assignees, problem }: Bo
         </div>
       </form>
       {movable ? (
-        <p class="muted board-help">Drag a card to another column, or choose its new stage and press Move.</p>
+        <>
+          <p class="muted board-help">Drag a card to another column, or choose its new stage and press Move.</p>
+          {/* Posted by a card's Move button to that card's address (formaction); it comes back to this view. */}
+          <form id={MOVE_FORM} method="post" action="/inquiries/board" hidden>
+            <CsrfInput token={ctx.csrf} />
+            {view.mine ? <input type="hidden" name="mine" value="1" /> : null}
+            {view.open ? <input type="hidden" name="open" value="1" /> : null}
+            {view.q ? <input type="hidden" name="q" value={view.q} /> : null}
+          </form>
+        </>
       ) : null}
       {/* What a move did, for everyone: board.js writes here, and a screen reader reads it out. */}
       <p id="board-status" class="board-status" role="status"></p>
@@ -235,15 +245,7 @@ export function BoardPage({ ctx, view, columns, stages, assignees, problem }: Bo
                 </div>
                 <ol class="board-cards" aria-labelledby={`stage-${sid}`}>
                   {cards.map((record) => (
-                    <Card
-                      ctx={ctx}
-                      record={record}
-                      stage={stage}
-                      stages={stages}
-                      assignees={assignees}
-                      view={view}
-                      now={now}
-                    />
+                    <Card ctx={ctx} record={record} stage={stage} stages={stages} assignees={assignees} now={now} />
                   ))}
                 </ol>
                 <p class="board-empty muted">No inquiries</p>
