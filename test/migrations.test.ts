@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { readSnapshot } from '../src/cli/make-migration.ts';
 import { type Database, openDatabase } from '../src/db/connection.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { apply } from '../src/db/migrations/lib/v1.ts';
+import { apply } from '../src/db/migrations/lib/v2.ts';
 import { diffSnapshots, snapshotOf } from '../src/db/schema-snapshot.ts';
 import { contact, inquiry, resources } from '../src/resources/index.ts';
 import { defineResource, extendResource } from '../src/schema/resource.ts';
@@ -39,6 +39,7 @@ function laterDeclarations() {
       contact_id: { kind: 'bigInteger', required: true, references: 'contacts', onDelete: 'cascade' },
       body: { kind: 'text', max: 10_000, required: true },
     },
+    indexes: { by_contact: ['contact_id', 'id'] },
   });
   return [...resources.map((r) => (r === contact ? contacts : r === inquiry ? inquiries : r)), memos];
 }
@@ -108,12 +109,12 @@ for (const dialect of DIALECTS) {
       const index =
         dialect === 'sqlite'
           ? await q(
-              `select name from sqlite_master where type = 'index' and name in ('contacts_website_id', 'test_memos_contact_id_ref')`,
+              `select name from sqlite_master where type = 'index' and name in ('contacts_website_id', 'test_memos_contact_id_ref', 'test_memos_by_contact')`,
             )
           : await q(
-              `select indexname from pg_indexes where indexname in ('contacts_website_id', 'test_memos_contact_id_ref')`,
+              `select indexname from pg_indexes where indexname in ('contacts_website_id', 'test_memos_contact_id_ref', 'test_memos_by_contact')`,
             );
-      assert.equal(index.length, 2);
+      assert.equal(index.length, 3, 'a sort index, a reference index, and the declared index over two columns');
       await q(`delete from contacts where id = 1`);
       assert.equal((await q(`select id from test_memos`)).length, 0, 'ON DELETE CASCADE');
     });
@@ -122,7 +123,14 @@ for (const dialect of DIALECTS) {
       await q(`insert into contacts (name) values ('Kept'), ('Last')`);
       const [{ id: last }] = (await q<{ id: unknown }>(`select max(id) as id from contacts`)) as [{ id: unknown }];
       await q(`delete from contacts where id = ${Number(last)}`);
-      const from = snapshotOf(laterDeclarations());
+      const declared = snapshotOf(laterDeclarations());
+      // An index over several columns is declared first; the rebuild below must keep it.
+      const from = structuredClone(declared);
+      from.tables.contacts!.indexes = { city_name: ['city', 'name'] };
+      assert.deepEqual(diffSnapshots(declared, from), [
+        { op: 'createIndexOn', table: 'contacts', name: 'city_name', columns: ['city', 'name'] },
+      ]);
+      await apply(database.db, diffSnapshots(declared, from));
       const to = structuredClone(from);
       to.tables.contacts!.columns.city = {
         ...to.tables.contacts!.columns.city!,
@@ -147,6 +155,15 @@ for (const dialect of DIALECTS) {
           ? await q(`select rowid from contacts_search where contacts_search match '"kept"'`)
           : await q(`select id from contacts where search_text like '%kept%'`);
       assert.equal(found.length, 1, 'the search index is whole again');
+      const kept =
+        dialect === 'sqlite'
+          ? await q(`select sql from sqlite_master where type = 'index' and name = 'contacts_city_name'`)
+          : await q(`select indexdef as sql from pg_indexes where indexname = 'contacts_city_name'`);
+      assert.match(String((kept[0] as { sql?: string } | undefined)?.sql), /\(city, name\)/);
+      // Gone from the declarations: dropped.
+      const unindexed = structuredClone(to);
+      unindexed.tables.contacts!.indexes = {};
+      assert.deepEqual(diffSnapshots(to, unindexed), [{ op: 'dropIndexOn', table: 'contacts', name: 'city_name' }]);
     });
   });
 }

@@ -73,7 +73,7 @@ function columnSql(dialect: Dialect, name: string, c: Column, withReference = tr
   return parts.join(' ');
 }
 
-type Run = (text: string) => Promise<unknown>;
+export type Run = (text: string) => Promise<unknown>;
 
 async function createIndex(
   run: Run,
@@ -227,7 +227,7 @@ async function alterPostgresColumn(run: Run, table: string, column: string, from
   }
 }
 
-async function applyStep(run: Run, dialect: Dialect, step: Step) {
+export async function applyStep(run: Run, dialect: Dialect, step: Step) {
   switch (step.op) {
     case 'createTable':
       await run(createTableSql(dialect, step.table, step.spec));
@@ -264,17 +264,29 @@ async function applyStep(run: Run, dialect: Dialect, step: Step) {
 }
 
 export async function apply(db: Kysely<any>, steps: readonly Step[]): Promise<void> {
+  return applyEach(db, steps, applyStep);
+}
+
+/**
+ * Applies `steps` one by one with `each` (v1's own, or a later version's that adds steps), in the way the head of
+ * this file says; later versions call it, so that their migrations run the same way.
+ */
+export async function applyEach<S>(
+  db: Kysely<any>,
+  steps: readonly S[],
+  each: (run: Run, dialect: Dialect, step: S) => Promise<unknown>,
+): Promise<void> {
   const dialect: Dialect = db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
   const run: Run = (text) => sql.raw(text).execute(db);
   if (dialect === 'postgres') {
-    for (const step of steps) await applyStep(run, dialect, step);
+    for (const step of steps) await each(run, dialect, step);
     return;
   }
   await run('pragma foreign_keys = off');
   try {
     await run('begin immediate');
     try {
-      for (const step of steps) await applyStep(run, dialect, step);
+      for (const step of steps) await each(run, dialect, step);
       const broken = await sql<{ table: string }>`select * from pragma_foreign_key_check`.execute(db);
       if (broken.rows.length)
         throw new Error(`the migration leaves references to missing records in ${broken.rows[0]!.table}`);
