@@ -122,6 +122,7 @@ for (const dialect of DIALECTS) {
       if (resource.name === 'notes')
         body = { body: 'a note', contact_id: Number(await freshRecord(byName('contacts'), null)) };
       if (resource.name === 'views') body.resource = 'contacts';
+      if (resource.name === 'tasks') body = { title: 'a task' };
       if (resource.name === 'stages') body.position = 99;
       if (hasOwners(resource)) body.created_by = creator;
       const made = await app.post(`/api/v1/${resource.name}`, body);

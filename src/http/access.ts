@@ -175,6 +175,9 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'POST /{r}/:id/restore': onRecord('update'),
   'POST /{r}/:id/copy': onRecord('update'),
   'POST /{r}/:id/notes': records('create', { resource: 'notes' }),
+  // A task added on a contact's or an inquiry's page; a task done in one click.
+  'POST /{r}/:id/tasks': records('create', { resource: 'tasks' }),
+  'POST /{r}/:id/done': onRecord('update'),
   // A list's columns (the viewer's own choice) and its saved views (contacts, inquiries).
   'POST /{r}/columns': records('read'),
   'POST /{r}/views': records('create', { resource: 'views' }),

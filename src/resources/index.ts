@@ -7,18 +7,21 @@ import { service, source, stage } from './lookups.ts';
 import { view } from './view.ts';
 import { note } from './note.ts';
 import { noteRules } from './note-rules.ts';
+import { task } from './task.ts';
+import { taskRules } from './task-rules.ts';
 import { user } from './user.ts';
 
-export { contact, inquiry, note, service, source, stage, user, view };
+export { contact, inquiry, note, service, source, stage, task, user, view };
 
 /** Every declared resource: the seed's, in its order, then ours. */
-export const resources: readonly Resource[] = [contact, inquiry, user, note, stage, source, service, view];
+export const resources: readonly Resource[] = [contact, inquiry, user, note, stage, source, service, view, task];
 linkResources(
   resources,
   new Map<Resource, object>([
     [user, userRules],
     [note, noteRules],
     [inquiry, inquiryRules],
+    [task, taskRules],
   ]),
 );
 

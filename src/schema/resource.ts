@@ -164,6 +164,17 @@ export interface ResourceDecl {
    * view, or one shared with the team). Lists, reads and exports apply it.
    */
   readScope?: { all: Role; sharedWhen?: string };
+  /**
+   * Indexes over several columns, for a read the one-column indexes serve badly (the board of one assignee, stage by
+   * stage, newest first: `assignee_stage: ['assigned_to', 'stage_id', 'id']`); by name, the index being
+   * `<table>_<name>`. `leadbook make:migration` writes them.
+   */
+  indexes?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Its records are added from the page of a record they reference (a task on an inquiry's page), with these fields
+   * in a small form there; the reference is filled in.
+   */
+  quickAdd?: readonly string[];
 }
 
 /** Rules a resource adds to the generic write path; records/rules.ts gives them their types. */
@@ -199,6 +210,10 @@ export interface Resource {
   listColumns: readonly Field[];
   /** Who reads only their own records and the shared ones (ResourceDecl.readScope). */
   readScope?: { all: Role; sharedWhen?: Field };
+  /** Indexes over several columns, by name (ResourceDecl.indexes). */
+  indexes: Readonly<Record<string, readonly Field[]>>;
+  /** The fields of the form that adds one on a referenced record's page (ResourceDecl.quickAdd); empty: none. */
+  quickAdd: readonly Field[];
   /** What the write path runs besides the generic checks (the last admin stays): given with the resource list. */
   rules: ResourceRules;
   /** The fields of other resources that reference this one (a contact's inquiries), once linkResources has run. */
@@ -329,6 +344,26 @@ export function defineResource<const F extends Record<string, FieldDecl>>(
     throw new Error(`resource ${decl.name}: readScope.sharedWhen names ${sharedWhen}, no visible boolean field`);
   if (decl.title && (!byName.has(decl.title) || title.hidden))
     throw new Error(`resource ${decl.name}: title names no visible field`);
+  const indexes = Object.fromEntries(
+    Object.entries(decl.indexes ?? {}).map(([name, columns]) => {
+      if (!NAME.test(name)) throw new Error(`resource ${decl.name}: index name ${name} is not lower_case`);
+      if (columns.length < 2) throw new Error(`resource ${decl.name}: index ${name} needs two columns or more`);
+      return [
+        name,
+        columns.map((column) => {
+          const field = byName.get(column);
+          if (!field) throw new Error(`resource ${decl.name}: index ${name} names ${column}, no field`);
+          return field;
+        }),
+      ];
+    }),
+  );
+  const quickAdd = (decl.quickAdd ?? []).map((name) => {
+    const field = byName.get(name);
+    if (!field?.fillable || field.hidden || field.references)
+      throw new Error(`resource ${decl.name}: quickAdd names ${name}, which is not a writable field of its own`);
+    return field;
+  });
   return {
     name: decl.name,
     table: decl.name,
@@ -350,6 +385,8 @@ export function defineResource<const F extends Record<string, FieldDecl>>(
     trash: decl.trash ?? true,
     listColumns,
     readScope: decl.readScope && { all: decl.readScope.all, sharedWhen: shared },
+    indexes,
+    quickAdd,
     rules: {},
     referencedBy: [],
     decl,
@@ -404,6 +441,13 @@ export const stateFieldsOf = (resource: Resource) =>
  */
 export const annotationsOf = (resource: Resource) =>
   resource.referencedBy.filter((r) => r.resource.decl.timelineAction && r.field.onDelete === 'cascade');
+
+/**
+ * The records added from a resource's record page (tasks on an inquiry's page): those declaring `quickAdd` that
+ * belong to the record (deleted with it), by the reference that names it.
+ */
+export const quickAddsOf = (resource: Resource) =>
+  resource.referencedBy.filter((r) => r.resource.quickAdd.length && r.field.onDelete === 'cascade');
 
 /** A resource that has every field of `base` (same order, same rules) and more after them. */
 export function extendResource<B extends Record<string, FieldDecl>, const F extends Record<string, FieldDecl>>(

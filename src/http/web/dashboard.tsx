@@ -4,16 +4,86 @@ import type { FastifyInstance } from 'fastify';
 import { referenceChoices } from '../../records/references.ts';
 import type { Database } from '../../db/connection.ts';
 import { listRecords, type Context } from '../../records/operations.ts';
-import { contact, inquiry } from '../../resources/index.ts';
+import { contact, inquiry, task } from '../../resources/index.ts';
 import { optionsOf, type Resource, unsetWordOf } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
 import { pageContext } from './context.ts';
 import { sendPage } from './render.tsx';
-import { Layout } from './views/layout.tsx';
-import { hrefWith, Results } from './views/records.tsx';
+import { CsrfInput } from './views/form.tsx';
+import { Layout, type PageContext } from './views/layout.tsx';
+import { hrefWith, Results, recordTitle, Value } from './views/records.tsx';
+import type { Row } from '../../records/repository.ts';
 
 const total = async (ctx: Context, resource: Resource, filter?: Record<string, unknown>) =>
   (await listRecords(ctx, resource, { per_page: '1', ...(filter ? { filter } : {}) })).meta.total ?? 0;
+
+/** Open tasks the dashboard lists; the rest are behind "All my open tasks". */
+const TASKS_SHOWN = 50;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * My open tasks in three groups: overdue, due today (UTC), upcoming (later, or no due time); each done in a click. A
+ * due date without a time (what the date box sends: midnight UTC) is due by the end of that day.
+ */
+function MyTasks({ ctx, tasks, total, me }: { ctx: PageContext; tasks: readonly Row[]; total: number; me: string }) {
+  const now = Date.now();
+  const endOfToday = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
+  const deadline = (t: Row) => {
+    if (t.due_at == null) return Number.POSITIVE_INFINITY;
+    const at = Date.parse(String(t.due_at));
+    return at % DAY_MS === 0 ? at + DAY_MS : at;
+  };
+  const groups = [
+    { name: 'Overdue', tasks: tasks.filter((t) => deadline(t) <= now) },
+    { name: 'Today', tasks: tasks.filter((t) => deadline(t) > now && deadline(t) <= endOfToday) },
+    { name: 'Upcoming', tasks: tasks.filter((t) => deadline(t) > endOfToday) },
+  ];
+  const due = task.field('due_at')!;
+  return (
+    <section class="card my-tasks" id="my-tasks" aria-labelledby="my-tasks-heading">
+      <h2 id="my-tasks-heading">
+        My tasks <span class="muted">({total.toLocaleString('en-US')} open)</span>
+      </h2>
+      {tasks.length === 0 ? <p class="muted">No open tasks. Add one from a contact's or an inquiry's page.</p> : null}
+      {groups
+        .filter((g) => g.tasks.length)
+        .map((g) => (
+          <>
+            <h3>
+              {g.name} <span class="muted">({g.tasks.length})</span>
+            </h3>
+            <ul class="task-list">
+              {g.tasks.map((t) => (
+                <li class={g.name === 'Overdue' ? 'is-overdue' : undefined}>
+                  <a href={`/tasks/${String(t.id)}`}>{recordTitle(task, t)}</a>
+                  {t.due_at != null ? (
+                    <span class="muted">
+                      {' · due '}
+                      <Value field={due} value={t.due_at} choices={new Map()} locale={ctx.locale} />
+                    </span>
+                  ) : null}
+                  <form method="post" action={`/tasks/${String(t.id)}/done`} class="inline">
+                    <CsrfInput token={ctx.csrf} />
+                    <input type="hidden" name="back" value="/#my-tasks" />
+                    <button type="submit" class="button-secondary">
+                      Done<span class="visually-hidden"> {recordTitle(task, t)}</span>
+                    </button>
+                  </form>
+                </li>
+              ))}
+            </ul>
+          </>
+        ))}
+      {total > tasks.length ? (
+        <p>
+          <a href={hrefWith('/tasks', { filter: { assigned_to: me, done_at: { null: 'true' } }, sort: 'due_at' })}>
+            All my open tasks
+          </a>
+        </p>
+      ) : null}
+    </section>
+  );
+}
 
 export function dashboardPage(database: Database) {
   return async function plugin(app: FastifyInstance) {
@@ -21,7 +91,7 @@ export function dashboardPage(database: Database) {
       const ctx = contextOf(database, request);
       const me = String(request.user!.id);
       const states = inquiry.visible.filter((f) => f.kind.options);
-      const [contacts, inquiries, byState, mine, latest] = await Promise.all([
+      const [contacts, inquiries, byState, mine, latest, tasks] = await Promise.all([
         total(ctx, contact),
         total(ctx, inquiry),
         Promise.all(
@@ -32,6 +102,12 @@ export function dashboardPage(database: Database) {
         ),
         listRecords(ctx, inquiry, { filter: { assigned_to: me }, per_page: '5' }),
         listRecords(ctx, inquiry, { per_page: '5' }),
+        // My open tasks by due time (those without one sort first, and show under Upcoming).
+        listRecords(ctx, task, {
+          filter: { assigned_to: me, done_at: { null: 'true' } },
+          sort: 'due_at',
+          per_page: String(TASKS_SHOWN),
+        }),
       ]);
       const choices = await referenceChoices(database, inquiry, [...mine.data, ...latest.data]);
       const page = pageContext(request, reply);
@@ -79,6 +155,7 @@ export function dashboardPage(database: Database) {
               </tbody>
             </table>
           </div>
+          <MyTasks ctx={page} tasks={tasks.data} total={tasks.meta.total ?? tasks.data.length} me={me} />
           <h2>Assigned to me</h2>
           <Results
             id="mine"

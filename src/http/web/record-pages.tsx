@@ -20,7 +20,7 @@ import {
 } from '../../records/operations.ts';
 import { choicesOf, referenceChoices } from '../../records/references.ts';
 import type { Row } from '../../records/repository.ts';
-import { annotationsOf, optionsOf, type Resource, unsetWordOf } from '../../schema/resource.ts';
+import { annotationsOf, optionsOf, quickAddsOf, type Resource, unsetWordOf } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
 import { pageContext, redirectWith, safeNext } from './context.ts';
 import type { KeptForms } from './kept-form.ts';
@@ -40,6 +40,7 @@ import {
   type Query,
   RecordForm,
   recordTitle,
+  DONE_FIELD,
   Results,
   StateToggle,
 } from './views/records.tsx';
@@ -341,9 +342,10 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
 
     // Undo one change of the timeline: its fields get back the values they had before it.
     app.post(`${base}/:id/restore`, csrf, async (request: IdRequest, reply) => {
-      // An undo offered by a list's message goes back to that list.
-      const asked = String((request.body as Form | undefined)?.back ?? '');
-      const back = asked.startsWith(`${base}?`) || asked === base ? asked : `${base}/${request.params.id}#activity`;
+      // An undo offered by a list's message goes back to that list; one offered elsewhere (a task done on an
+      // inquiry's page), back there.
+      const asked = (request.body as Form | undefined)?.back;
+      const back = typeof asked === 'string' && asked ? safeNext(asked) : `${base}/${request.params.id}#activity`;
       try {
         await restoreChange(ctxOf(request), resource, request.params.id, request.body);
       } catch (error) {
@@ -388,6 +390,45 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
         );
       });
     }
+
+    // A record added from the page of one it references (a task on an inquiry's page), with the few fields the
+    // resource asks for there (quickAdd); the reference is this record. Back to the panel, with a message.
+    for (const { resource: other, field } of quickAddsOf(resource)) {
+      app.post(`${base}/:id/${other.name}`, csrf, async (request: IdRequest, reply) => {
+        const { record } = await getRecord(ctxOf(request), resource, request.params.id);
+        const back = `${base}/${request.params.id}#${other.name}-${field.name}`;
+        const form = (request.body ?? {}) as Form;
+        try {
+          const input = formInput(other, form, other.quickAdd);
+          const { record: added } = await createRecord(ctxOf(request), other, { ...input, [field.name]: record.id });
+          return redirectWith(reply, back, { kind: 'success', text: `${recordTitle(other, added)} was added.` });
+        } catch (error) {
+          const errors = fieldErrors(error);
+          if (!errors) throw error;
+          const said = Object.entries(errors).map(([name, m]) => `${other.field(name)?.label ?? name} ${m.join('; ')}`);
+          return redirectWith(reply, back, {
+            kind: 'error',
+            text: `The ${other.singular} was not added: ${said.join('; ')}.`,
+          });
+        }
+      });
+    }
+
+    // Done in one click (a task): an update like any other, logged, and its message offers to take it back.
+    if (resource.field(DONE_FIELD)?.fillable)
+      app.post(`${base}/:id/done`, csrf, async (request: IdRequest, reply) => {
+        const back = safeNext((request.body as Form | undefined)?.back ?? `${base}/${request.params.id}`);
+        const { record, changeId } = await updateRecord(ctxOf(request), resource, request.params.id, {
+          [DONE_FIELD]: new Date().toISOString(),
+        });
+        return redirectWith(reply, back, {
+          kind: 'success',
+          text: `${recordTitle(resource, record)} is done.`,
+          ...(changeId
+            ? { undo: { action: `${base}/${request.params.id}/restore`, change_id: String(changeId), back } }
+            : {}),
+        });
+      });
 
     app.get(`${base}/:id/edit`, async (request: IdRequest, reply) => {
       const { record, etag } = await getRecord(ctxOf(request), resource, request.params.id, 'update');

@@ -7,7 +7,14 @@ import type { FieldErrors } from '../../../errors.ts';
 import { type ListResult, may } from '../../../records/operations.ts';
 import type { Row } from '../../../records/repository.ts';
 import { recordResources } from '../../../resources/index.ts';
-import { annotationsOf, type Field, optionsOf, type Resource, unsetWordOf } from '../../../schema/resource.ts';
+import {
+  annotationsOf,
+  type Field,
+  optionsOf,
+  quickAddsOf,
+  type Resource,
+  unsetWordOf,
+} from '../../../schema/resource.ts';
 import { formats } from '../../../schema/formats.ts';
 import { kinds } from '../../../schema/kinds.ts';
 import { BulkBar, bulkAbilities, SelectPageBox, SelectRowBox } from './bulk-bar.tsx';
@@ -369,13 +376,22 @@ export interface HasMany {
   result: ListResult;
 }
 
-function HasManyPanel({ owner, record, panel }: { owner: Resource; record: Row; panel: HasMany }) {
+/** A record that is done once its `done_at` is set (a task): the panels show its state and a Done button. */
+export const DONE_FIELD = 'done_at';
+
+function HasManyPanel(props: { ctx: PageContext; owner: Resource; record: Row; panel: HasMany }) {
+  const { ctx, owner, record, panel } = props;
   const { resource, field, result } = panel;
   const total = result.meta.total ?? result.data.length;
-  const all = `/${resource.name}?filter[${field.name}]=${String(record[owner.primaryKey.name])}`;
+  const ownerId = String(record[owner.primaryKey.name]);
+  const all = `/${resource.name}?filter[${field.name}]=${ownerId}`;
   const heading = `${title(resource.name)} · ${field.label}`;
+  const done = resource.field(DONE_FIELD);
+  const due = resource.field('due_at');
+  const here = `/${owner.name}/${ownerId}`;
+  const anchor = `${resource.name}-${field.name}`;
   return (
-    <section class="card has-many" aria-label={heading}>
+    <section class="card has-many" id={anchor} aria-label={heading}>
       <h2>
         {heading} <span class="muted">({total.toLocaleString('en-US')})</span>
       </h2>
@@ -383,11 +399,30 @@ function HasManyPanel({ owner, record, panel }: { owner: Resource; record: Row; 
         <p class="muted">None yet.</p>
       ) : (
         <ul>
-          {result.data.map((r) => (
-            <li>
-              <a href={`/${resource.name}/${String(r.id)}`}>{recordTitle(resource, r)}</a>
-            </li>
-          ))}
+          {result.data.map((r) => {
+            const isDone = done && r[DONE_FIELD] != null;
+            return (
+              <li class={isDone ? 'is-done' : undefined}>
+                <a href={`/${resource.name}/${String(r.id)}`}>{recordTitle(resource, r)}</a>
+                {due && r.due_at != null ? (
+                  <span class="muted">
+                    {' · due '}
+                    <Value field={due} value={r.due_at} choices={new Map()} locale={ctx.locale} />
+                  </span>
+                ) : null}
+                {isDone ? <span class="muted"> · done</span> : null}
+                {done && !isDone && may(ctx.viewer, resource, 'update', r) ? (
+                  <form method="post" action={`/${resource.name}/${String(r.id)}/done`} class="inline">
+                    <CsrfInput token={ctx.csrf} />
+                    <input type="hidden" name="back" value={`${here}#${anchor}`} />
+                    <button type="submit" class="button-secondary">
+                      Done<span class="visually-hidden"> {recordTitle(resource, r)}</span>
+                    </button>
+                  </form>
+                ) : null}
+              </li>
+            );
+          })}
         </ul>
       )}
       {total > result.data.length && (
@@ -397,6 +432,16 @@ function HasManyPanel({ owner, record, panel }: { owner: Resource; record: Row; 
           </a>
         </p>
       )}
+      {quickAddsOf(owner).some((q) => q.field === field) && may(ctx.viewer, resource, 'create') ? (
+        // Added here in one step: the reference to this record is filled in.
+        <form method="post" action={`${here}/${resource.name}`} class="quick-add">
+          <CsrfInput token={ctx.csrf} />
+          {resource.quickAdd.map((f) => (
+            <FieldInput field={f} value={null} choices={new Map()} />
+          ))}
+          <button type="submit">Add {resource.singular}</button>
+        </form>
+      ) : null}
     </section>
   );
 }
@@ -622,7 +667,7 @@ export function DetailPage(props: {
         </dl>
       </section>
       {panels.map((panel) => (
-        <HasManyPanel owner={resource} record={record} panel={panel} />
+        <HasManyPanel ctx={ctx} owner={resource} record={record} panel={panel} />
       ))}
       {extra}
       {activity ? (
