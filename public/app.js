@@ -103,6 +103,18 @@
     var empty = [];
     params.forEach(function (value, name) { if (value === '') empty.push(name); });
     empty.forEach(function (name) { params.delete(name); });
+    // Enter in a field fires a change and a submit, and leaving it another change: each asked again for the list
+    // just asked for, and its answer replaced the results under the pointer (a "Save view" opened in between closed
+    // again). The same list is asked for once, unless the last answer failed.
+    var asked = e.detail.path;
+    params.forEach(function (value, name) { asked += '&' + name + '=' + value; });
+    var form = e.detail.elt.closest('form[hx-push-url]');
+    if (form.leadbookAsked === asked) e.preventDefault();
+    else form.leadbookAsked = asked;
+  });
+  document.addEventListener('htmx:afterRequest', function (e) {
+    var form = e.detail.elt.closest && e.detail.elt.closest('form[hx-push-url]');
+    if (form && !e.detail.successful) form.leadbookAsked = undefined;
   });
 
   function init(root) {

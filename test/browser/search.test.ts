@@ -234,6 +234,9 @@ for (const dialect of DIALECTS) {
         assert.ok(await box(page).isVisible());
         assert.equal(await page.evaluate(() => document.activeElement?.id), 'global-search');
         await page.keyboard.type('marigold', { delay: 20 });
+        // The suggestions of the whole word: under load a part typed before it ("marig") could answer last, and
+        // ArrowDown then Enter would open another record than the one awaited.
+        await page.locator('.gs-status').filter({ hasText: '“marigold”' }).waitFor({ state: 'attached' });
         await options(page).first().waitFor();
         const shown = await page.locator('.gs-popup').boundingBox();
         assert.ok(shown && shown.x >= 0 && shown.x + shown.width <= 390, `within the screen: ${JSON.stringify(shown)}`);

@@ -168,13 +168,17 @@ for (const dialect of DIALECTS) {
         const searched = { address: here(page), rows: await rowNames(page) };
         // Scrolled down to read the results, then a filter chosen from the keyboard (nothing scrolls back up).
         await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
-        const scrolled = await page.evaluate(() => scrollY);
-        if (width < 800) assert.ok(scrolled > 100, 'the phone page scrolls');
         // Leaving the search box is a change event: the same search once more, which must not be a step of its own.
         await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
         await page.waitForFunction(() => !document.querySelector('.htmx-request'));
+        // Opening the filters above keeps the rows in view (the browser's scroll anchoring moves scrollY with them):
+        // where the step is left is measured after it.
         await page.evaluate(() => {
           document.querySelector<HTMLDetailsElement>('details.more-filters')!.open = true;
+        });
+        const scrolled = await page.evaluate(() => scrollY);
+        if (width < 800) assert.ok(scrolled > 100, 'the phone page scrolls');
+        await page.evaluate(() => {
           const select = document.querySelector<HTMLSelectElement>('#filter-assigned_to')!;
           select.value = [...select.options].find((o) => o.text === 'Admin')!.value;
           select.dispatchEvent(new Event('change', { bubbles: true }));
