@@ -183,7 +183,37 @@ async function main() {
     await api('POST', `/api/v1/contacts/${contactIds[3]}/notes`, { body: 'Asked us to call back in January.' });
     await api('DELETE', `/api/v1/contacts/${contactIds[3]}`);
 
+    // Work the agent gives the admin: an inquiry, a mention in a note, and a task of the admin's own that is due.
+    const agentToken = (
+      (await (
+        await fetch(`${app.url}/api/v1/auth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: agent.email, password: agent.password, device_name: 'screenshots' }),
+        })
+      ).json()) as { token: string }
+    ).token;
+    const asAgent = async (method: string, to: string, body: unknown) => {
+      const r = await fetch(app.url + to, {
+        method,
+        headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (r.status >= 300) throw new Error(`${method} ${to}: ${r.status} ${await r.text()}`);
+    };
+    await asAgent('PATCH', `/api/v1/inquiries/${inquiryIds[1]}`, { assigned_to: 1 });
+    await asAgent('POST', `/api/v1/inquiries/${inquiryIds[0]}/notes`, { body: `@${admin.email} the quote is ready.` });
+    await api('POST', '/api/v1/tasks', {
+      title: 'Call back about the quote',
+      inquiry_id: inquiryIds[0],
+      due_at: '2026-01-05',
+    });
+    await api('POST', '/api/v1/tasks', { title: 'Send the brochure', contact_id: contactIds[0], due_at: '2099-01-05' });
+    // The scheduler (every 5 s) finds the task that is due.
+    await new Promise((r) => setTimeout(r, 5500));
+
     await shoot({ name: 'dashboard', go: goto('/'), reload: true });
+    await shoot({ name: 'notifications', go: goto('/notifications'), reload: true });
     await shoot({ name: 'contacts-index', go: goto('/contacts'), reload: true });
     await shoot({ name: 'contacts-index-empty', go: goto('/contacts?search=nobody-by-this-name'), reload: true });
     // The list's tools: the column chooser open; a saved view, shared with the team, opened with its own columns.
@@ -253,6 +283,7 @@ async function main() {
     });
     await shoot({ name: 'inquiries-detail', go: goto(`/inquiries/${inquiryIds[0]}`), reload: true });
     await shoot({ name: 'inquiries-board', go: goto('/inquiries/board'), reload: true });
+    await shoot({ name: 'inquiries-detail', go: goto(`/inquiries/${inquiryIds[0]}`), reload: true });
     await shoot({ name: 'inquiries-new-from-contact', go: goto(`/inquiries/new?from=${contactIds[4]}`), reload: true });
     await shoot({ name: 'users-index', go: goto('/users'), reload: true });
     await shoot({ name: 'users-new', go: goto('/users/new'), reload: true });

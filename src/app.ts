@@ -21,6 +21,7 @@ import { bulkRoutes } from './http/api/bulk.ts';
 import { offersBulk } from './records/bulk.ts';
 import { avatarRoutes } from './http/api/avatars.ts';
 import { meRoutes } from './http/api/me.ts';
+import { notificationRoutes } from './http/api/notifications.ts';
 import { recordRoutes } from './http/api/records.ts';
 import { schemaRoutes } from './http/api/schema.ts';
 import { settingsRoutes } from './http/api/settings.ts';
@@ -39,7 +40,8 @@ import { webApp } from './http/web/plugin.tsx';
 import { sendNotFoundPage } from './http/web/render.tsx';
 import { recordResources, resources } from './resources/index.ts';
 import { purgeTrash } from './records/trash.ts';
-import { startScheduler } from './scheduler.ts';
+import { remindDueTasksJob, startScheduler } from './scheduler.ts';
+import { sendNotificationMails } from './records/notifications.ts';
 import { VERSION } from './version.ts';
 
 export interface AppOptions {
@@ -162,6 +164,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         everyMs: 60 * 60 * 1000,
         run: (db) => purgeTrash(db, config.trashDays).then(() => {}),
       },
+      remindDueTasksJob(),
+      {
+        name: 'send notification mails',
+        everyMs: 0,
+        run: (db) =>
+          sendNotificationMails(db, resources, config.appUrl, (mail) => accounts.mailer.send(mail)).then(() => {}),
+      },
     ],
     app.log,
     { tickMs: config.schedulerTickMs, leaseMs: Math.min(20_000, config.schedulerTickMs * 4) },
@@ -181,6 +190,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await signedIn.register(authPlugin, accounts);
     await signedIn.register(authRoutes(accounts), { prefix: '/api/v1/auth' });
     await signedIn.register(meRoutes(accounts), { prefix: '/api/v1/me' });
+    await signedIn.register(notificationRoutes(database), { prefix: '/api/v1/me' });
     await signedIn.register(avatarRoutes(accounts), { prefix: '/api/v1' });
     await signedIn.register(schemaRoutes(resources), { prefix: '/api/v1' });
     await signedIn.register(settingsRoutes(database, resources), { prefix: '/api/v1' });

@@ -15,6 +15,8 @@ export interface Mail {
   text: string;
   /** The one link the mail is about (it is in the text; never logged, as it may carry a secret). */
   link: string;
+  /** A stable id for a mail that may be sent again (the Message-ID's left part): clients keep one copy. */
+  id?: string;
 }
 
 export interface Mailer {
@@ -22,11 +24,18 @@ export interface Mailer {
 }
 
 export function createMailer(config: Config, log: Log): Mailer {
+  const host = new URL(config.appUrl).hostname || 'leadbook';
+  const message = (mail: Mail) => ({
+    to: mail.to,
+    subject: mail.subject,
+    text: mail.text,
+    ...(mail.id ? { messageId: `<${mail.id}@${host}>` } : {}),
+  });
   if (config.smtpUrl) {
     const transport = nodemailer.createTransport(config.smtpUrl);
     return {
       async send(mail) {
-        await transport.sendMail({ from: config.mailFrom, to: mail.to, subject: mail.subject, text: mail.text });
+        await transport.sendMail({ ...message(mail), from: config.mailFrom });
       },
     };
   }
@@ -34,12 +43,7 @@ export function createMailer(config: Config, log: Log): Mailer {
   const dir = path.join(config.dataDir, 'mail');
   return {
     async send(mail) {
-      const info = await transport.sendMail({
-        from: config.mailFrom,
-        to: mail.to,
-        subject: mail.subject,
-        text: mail.text,
-      });
+      const info = await transport.sendMail({ ...message(mail), from: config.mailFrom });
       await fs.mkdir(dir, { recursive: true });
       const file = path.join(
         dir,

@@ -12,6 +12,7 @@ import type { user } from '../resources/user.ts';
 import type { note } from '../resources/note.ts';
 import type { service, source, stage } from '../resources/lookups.ts';
 import type { view } from '../resources/view.ts';
+import type { task } from '../resources/task.ts';
 import type { KindName } from '../schema/kinds.ts';
 import type { Declared, FieldDecl } from '../schema/resource.ts';
 
@@ -77,6 +78,7 @@ export interface StagesTable extends RecordTable<typeof stage> {}
 export interface SourcesTable extends RecordTable<typeof source> {}
 export interface ServicesTable extends RecordTable<typeof service> {}
 export interface ViewsTable extends RecordTable<typeof view> {}
+export interface TasksTable extends RecordTable<typeof task> {}
 
 /** The columns a user chose for a resource's list (migration 2026-11-23T0010). */
 export interface ListColumnsTable {
@@ -167,6 +169,20 @@ export interface ChangeLogTable {
   cause_id: ColumnType<bigint | string | number | null, bigint | null | undefined, bigint | null>;
 }
 
+/** What told a user about work (migration 2026-11-25T0002), and the outbox of its mail. */
+export interface NotificationsTable {
+  id: GeneratedId;
+  user_id: Id;
+  kind: string;
+  resource: string;
+  record_id: Id;
+  at: Instant;
+  read_at: Nullable<Instant>;
+  mail_pending: Bool;
+  mailed_at: Nullable<Instant>;
+  dedupe: string | null;
+}
+
 /** Who holds a timed job's lease (the scheduler), until when. */
 export interface LeasesTable {
   name: string;
@@ -183,6 +199,8 @@ export interface DB {
   sources: SourcesTable;
   services: ServicesTable;
   views: ViewsTable;
+  tasks: TasksTable;
+  notifications: NotificationsTable;
   list_columns: ListColumnsTable;
   settings: SettingsTable;
   account_states: AccountStatesTable;

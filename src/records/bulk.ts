@@ -11,6 +11,7 @@
 // through the single-record path instead.
 import qs from 'qs';
 import type { Executor } from '../db/tables.ts';
+import { noticeAssignments } from './notifications.ts';
 import { parseListQuery } from '../derive/list-query.ts';
 import { AppError, type FieldErrors, FieldErrorBag } from '../errors.ts';
 import { MAX_ID } from '../schema/kinds.ts';
@@ -231,6 +232,12 @@ async function updateBatch(
     }
     for (const group of groups.values()) await updateRows(trx, resource, group.ids, group.values);
     await insertEntries(trx, entries);
+    await noticeAssignments(
+      trx,
+      ctx,
+      resource,
+      written.map(([before, changes]) => ({ id: idOf(resource, before), before, values: changes })),
+    );
     for (const [before, changes] of written) await hooks.afterUpdate?.(trx, ctx, before, changes);
     return updated;
   });

@@ -9,6 +9,7 @@ import { type Ability, allows, atLeast } from '../schema/roles.ts';
 import type { Actor, Context } from './context.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
 import { changeBefore, entryOf, logChange, logCreated, logMoved, timeline } from './change-log.ts';
+import { noticeAssignments } from './notifications.ts';
 import { rulesOf } from './rules.ts';
 import { readInput } from './input.ts';
 import {
@@ -426,6 +427,7 @@ export async function createRecord(ctx: Context, resource: Resource, body: unkno
       await checkReferences(trx, resource, values);
       await hooks.beforeCreate?.(trx, ctx, values);
       const id = await insertPrepared(trx, ctx, resource, values);
+      await noticeAssignments(trx, ctx, resource, [{ id, before: null, values }]);
       const record = (await selectById(trx, resource, id))!;
       return { record, after: await hooks.afterCreate?.(trx, ctx, record, body as Row) };
     }),
@@ -457,7 +459,14 @@ export async function insertPreparedBatch(
       const batch = rows.map((r) => ({ ...r }));
       if (hooks.beforeCreateMany) await hooks.beforeCreateMany(trx, ctx, batch);
       else for (const values of batch) await hooks.beforeCreate?.(trx, ctx, values);
-      await logCreated(trx, ctx, resource, await insertRows(trx, resource, batch));
+      const ids = await insertRows(trx, resource, batch);
+      await logCreated(trx, ctx, resource, ids);
+      await noticeAssignments(
+        trx,
+        ctx,
+        resource,
+        ids.map((id, i) => ({ id, before: null, values: batch[i]! })),
+      );
     });
     return rows.map(() => null);
   } catch (error) {
@@ -470,7 +479,8 @@ export async function insertPreparedBatch(
         db.transaction().execute(async (trx) => {
           const row = { ...values };
           await hooks.beforeCreate?.(trx, ctx, row);
-          await insertPrepared(trx, ctx, resource, row);
+          const id = await insertPrepared(trx, ctx, resource, row);
+          await noticeAssignments(trx, ctx, resource, [{ id, before: null, values: row }]);
         }),
       );
       outcomes.push(null);
@@ -549,6 +559,7 @@ async function writeUpdate(
       const written = stamp(ctx, resource, changes, before, new Date().toISOString(), actor);
       const entry = entryOf(ctx, resource, action, before, written, cause);
       const changeId = await updateRow(trx, resource, id, written, entry);
+      await noticeAssignments(trx, ctx, resource, [{ id, before, values: written }]);
       await hooks.afterUpdate?.(trx, ctx, before, changes);
       return { record: (await selectById(trx, resource, id))!, changeId };
     }),
@@ -595,6 +606,13 @@ export async function moveRecords(
 ): Promise<number> {
   const ids = await moveReferences(trx, resource, field, ...move);
   await logMoved(trx, ctx, resource, field, move, ids, cause);
+  const [from, to] = move;
+  await noticeAssignments(
+    trx,
+    ctx,
+    resource,
+    ids.map((id) => ({ id, before: { [field.name]: from }, values: { [field.name]: to } })),
+  );
   return ids.length;
 }
 

@@ -52,6 +52,13 @@ export const user = defineResource({
       nullable: false,
       hint: 'An inactive account cannot sign in; its sessions and tokens end; its name stays on its work.',
     },
+    notify_email: {
+      kind: 'boolean',
+      label: 'Email my notifications',
+      default: true,
+      nullable: false,
+      hint: 'Besides the bell: work assigned to you, mentions, tasks due and your inquiries overdue, each as a mail.',
+    },
   },
   computed: {
     two_factor_enabled: { schema: { type: 'boolean' }, value: (u) => u.two_factor_confirmed_at !== null },

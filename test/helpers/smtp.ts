@@ -44,6 +44,17 @@ function decodeQuotedPrintable(text: string): string {
   return Buffer.from(bytes).toString('utf8');
 }
 
+/** A header's MIME encoded words (RFC 2047: `=?UTF-8?Q?…?=`, `=?UTF-8?B?…?=`) as text; spaces between two go. */
+function decodeWords(value: string): string {
+  return value
+    .replace(/(\?=)\s+(=\?)/g, '$1$2')
+    .replace(/=\?([^?]+)\?([QqBb])\?([^?]*)\?=/g, (_m, _charset: string, enc: string, text: string) =>
+      enc.toUpperCase() === 'B'
+        ? Buffer.from(text, 'base64').toString('utf8')
+        : decodeQuotedPrintable(text.replace(/_/g, ' ')),
+    );
+}
+
 /** Splits a raw message into unfolded headers and a decoded text body (single part, or the first text/plain part). */
 export function parseMail(raw: string): { headers: Map<string, string>; text: string } {
   const split = raw.search(/\r?\n\r?\n/);
@@ -77,7 +88,8 @@ export function linkIn(mail: ReceivedMail): URL {
   return new URL(match[0]);
 }
 
-export async function startMailCatcher(): Promise<MailCatcher> {
+/** `port`: a given one (a mail server that comes back where the app expects it); else any free one. */
+export async function startMailCatcher(port = 0): Promise<MailCatcher> {
   const mails: ReceivedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -94,7 +106,7 @@ export async function startMailCatcher(): Promise<MailCatcher> {
         mails.push({
           to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          subject: headers.get('subject') ?? '',
+          subject: decodeWords(headers.get('subject') ?? ''),
           headers,
           text,
           raw,
@@ -105,13 +117,13 @@ export async function startMailCatcher(): Promise<MailCatcher> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(port, '127.0.0.1', () => resolve());
   });
-  const port = (server.server.address() as AddressInfo).port;
+  const listening = (server.server.address() as AddressInfo).port;
 
   return {
-    url: `smtp://127.0.0.1:${port}`,
-    port,
+    url: `smtp://127.0.0.1:${listening}`,
+    port: listening,
     mails,
     async waitFor(match, { count = 1, timeoutMs = 5000 } = {}) {
       const end = Date.now() + timeoutMs;

@@ -28,6 +28,7 @@ import { listStateOf } from './list-pages.tsx';
 import { listQueryOf, withoutEmptyParams } from './list-query.ts';
 import { filteredReferences } from './views/list-filters.tsx';
 import { sendFragment, sendPage } from './render.tsx';
+import { markSeen } from '../../records/notifications.ts';
 import { ChoiceOptions } from './views/form.tsx';
 import { type Flash, FlashMessage } from './views/layout.tsx';
 import { LinkedRecord, linkToBase, sharedFields } from './views/linked.tsx';
@@ -253,6 +254,9 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
     app.get(`${base}/:id`, async (request: IdRequest, reply) => {
       const ctx = ctxOf(request);
       const { record } = await getRecord(ctx, resource, request.params.id);
+      // Seeing the record reads what told the viewer about it.
+      if (request.user)
+        await markSeen(database.db, request.user.id, resource.name, BigInt(String(record[resource.primaryKey.name])));
       // A has-many panel per reference to this resource that the viewer may read (agents see no users lists);
       // notes show in the timeline instead.
       const panels = await Promise.all(

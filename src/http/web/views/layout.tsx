@@ -90,6 +90,7 @@ function Nav({ ctx }: { ctx: PageContext }) {
         ))}
       </ul>
       <div class="nav-user">
+        <Bell />
         <a href="/profile" aria-current={ctx.path.startsWith('/profile') ? 'page' : undefined} class="profile-link">
           {viewer.avatarUrl ? <img src={viewer.avatarUrl} alt="" width={28} height={28} class="avatar-small" /> : null}
           <span>{viewer.name}</span>
@@ -102,6 +103,34 @@ function Nav({ ctx }: { ctx: PageContext }) {
         </form>
       </div>
     </nav>
+  );
+}
+
+/**
+ * The header's link to the notifications, with the unread count: the page asks for it once loaded (`unread`
+ * undefined), and the answer asks again every 30 s. Without JavaScript it is a plain link.
+ */
+const BELL =
+  'M12 22a2.5 2.5 0 0 0 2.45-2h-4.9A2.5 2.5 0 0 0 12 22Zm7-6V11a7 7 0 0 0-5.5-6.84V3.5a1.5 1.5 0 0 0-3 0v.66' +
+  'A7 7 0 0 0 5 11v5l-2 2v1h18v-1Z';
+
+export function Bell({ unread }: { unread?: number }) {
+  const shown = unread === undefined || unread === 0 ? null : unread > 99 ? '99+' : String(unread);
+  return (
+    <a
+      href="/notifications"
+      id="bell"
+      class="bell"
+      hx-get="/notifications/bell"
+      hx-trigger={unread === undefined ? 'load' : 'every 30s'}
+      hx-swap="outerHTML"
+      aria-label={shown ? `Notifications, ${unread} unread` : 'Notifications'}
+    >
+      <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" focusable="false">
+        <path d={BELL} />
+      </svg>
+      {shown ? <span class="badge">{shown}</span> : null}
+    </a>
   );
 }
 
