@@ -104,6 +104,17 @@ for (const dialect of DIALECTS) {
       assert.equal(smtp.mails.filter(isNotice(quiet)).length, 0, 'no mail for Quinn');
     });
 
+    test('an import tells nobody: the work it brings is not news', async () => {
+      const before = (await listOf(agent)).data.length;
+      const form = new FormData();
+      form.append('file', new Blob([`name,assigned_to\nImported Ida,${agent.email}\n`], { type: 'text/csv' }), 'a.csv');
+      const imported = await app.request('POST', '/api/v1/inquiries/import', { body: form });
+      assert.equal(imported.status, 200, imported.text);
+      const found = await app.get(`/api/v1/inquiries?search=${encodeURIComponent('Imported Ida')}`);
+      assert.equal(String(found.body.data[0]?.assigned_to), String(agent.id), 'imported, assigned');
+      assert.equal((await listOf(agent)).data.length, before);
+    });
+
     test('a note that mentions a teammate tells them, about the inquiry; the writer mentioning themselves is not told', async () => {
       const made = await app.post('/api/v1/inquiries', { name: 'Mentioned Mia' });
       const id = made.body.data.id;

@@ -37,6 +37,8 @@ export interface Notification {
 }
 
 const PER_PAGE = 25;
+/** Most rows one INSERT carries (seven parameters each, under SQLite's limit). */
+const PER_STATEMENT = 3000;
 /** Mails one run of the outbox sends at most (the next run sends the rest). */
 const MAILS_PER_RUN = 100;
 
@@ -65,12 +67,12 @@ export async function notify(trx: Executor, notices: readonly Notice[]): Promise
       at,
       mail_pending: mail.get(String(n.user_id))!,
     }));
-  if (rows.length === 0) return;
-  await trx
-    .insertInto('notifications')
-    .values(rows)
-    .onConflict((oc) => oc.column('dedupe').doNothing())
-    .execute();
+  for (let start = 0; start < rows.length; start += PER_STATEMENT)
+    await trx
+      .insertInto('notifications')
+      .values(rows.slice(start, start + PER_STATEMENT))
+      .onConflict((oc) => oc.column('dedupe').doNothing())
+      .execute();
 }
 
 /** The fields that give a record to someone (an inquiry's or a task's assignee). */
@@ -78,7 +80,8 @@ const assigneeFields = (resource: Resource): Field[] => resource.fields.filter((
 
 /**
  * The notices of records written (created: `before` null) whose assignee became someone other than the writer:
- * "assigned to you". Every write path calls it with what it wrote (`values`), in its transaction.
+ * "assigned to you". Every write path calls it with what it wrote (`values`), in its transaction; an import (a file
+ * or the command line) tells nobody.
  */
 export async function noticeAssignments(
   trx: Executor,
@@ -87,7 +90,9 @@ export async function noticeAssignments(
   written: readonly { id: bigint; before: Row | null; values: Row }[],
 ): Promise<void> {
   const fields = assigneeFields(resource);
-  if (fields.length === 0) return;
+  // An import (a file, or the command line's import and seed) brings work that exists already: it is not news, and
+  // a mail per row of a 100,000-row file would bury everything else.
+  if (fields.length === 0 || ctx.via === 'import' || ctx.via === 'cli') return;
   const notices: Notice[] = [];
   for (const { id, before, values } of written) {
     for (const field of fields) {
