@@ -209,6 +209,23 @@ async function main() {
       due_at: '2026-01-05',
     });
     await api('POST', '/api/v1/tasks', { title: 'Send the brochure', contact_id: contactIds[0], due_at: '2099-01-05' });
+    // Who gets new inquiries: a rule for Portugal (in turn, answered within an hour), and one inquiry already late.
+    await api('POST', '/api/v1/assignment-rules', {
+      name: 'Portugal and Spain',
+      position: 1,
+      match: { country: 'Portugal' },
+      strategy: 'round_robin',
+      users: [agentId, 1],
+      capacity: 20,
+      respond_within_minutes: 60,
+    });
+    await api('POST', '/api/v1/assignment-rules', {
+      name: 'Everyone else',
+      position: 2,
+      strategy: 'least_open',
+      users: [agentId],
+    });
+    await api('PATCH', `/api/v1/inquiries/${inquiryIds[2]}`, { due_at: '2026-01-10T09:00:00Z', assigned_to: agentId });
     // The scheduler (every 5 s) finds the task that is due.
     await new Promise((r) => setTimeout(r, 5500));
 
@@ -285,6 +302,9 @@ async function main() {
     await shoot({ name: 'inquiries-board', go: goto('/inquiries/board'), reload: true });
     await shoot({ name: 'inquiries-detail', go: goto(`/inquiries/${inquiryIds[0]}`), reload: true });
     await shoot({ name: 'inquiries-new-from-contact', go: goto(`/inquiries/new?from=${contactIds[4]}`), reload: true });
+    await shoot({ name: 'assignment-rules', go: goto('/assignment-rules?sort=position'), reload: true });
+    await shoot({ name: 'assignment-rules-new', go: goto('/assignment-rules/new'), reload: true });
+    await shoot({ name: 'settings-dry-run', go: goto('/settings?try=1&country=portugal#assignment'), reload: true });
     await shoot({ name: 'users-index', go: goto('/users'), reload: true });
     await shoot({ name: 'users-new', go: goto('/users/new'), reload: true });
     // A user's page: the has-many panels of the records that reference the user (inquiries assigned, contacts created).

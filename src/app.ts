@@ -22,6 +22,7 @@ import { offersBulk } from './records/bulk.ts';
 import { avatarRoutes } from './http/api/avatars.ts';
 import { meRoutes } from './http/api/me.ts';
 import { notificationRoutes } from './http/api/notifications.ts';
+import { assignmentRoutes } from './http/api/assignment.ts';
 import { recordRoutes } from './http/api/records.ts';
 import { schemaRoutes } from './http/api/schema.ts';
 import { settingsRoutes } from './http/api/settings.ts';
@@ -40,7 +41,7 @@ import { webApp } from './http/web/plugin.tsx';
 import { sendNotFoundPage } from './http/web/render.tsx';
 import { recordResources, resources } from './resources/index.ts';
 import { purgeTrash } from './records/trash.ts';
-import { remindDueTasksJob, startScheduler } from './scheduler.ts';
+import { remindersJob, startScheduler } from './scheduler.ts';
 import { sendNotificationMails } from './records/notifications.ts';
 import { VERSION } from './version.ts';
 
@@ -164,7 +165,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         everyMs: 60 * 60 * 1000,
         run: (db) => purgeTrash(db, config.trashDays).then(() => {}),
       },
-      remindDueTasksJob(),
+      remindersJob(),
       {
         name: 'send notification mails',
         everyMs: 0,
@@ -191,6 +192,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await signedIn.register(authRoutes(accounts), { prefix: '/api/v1/auth' });
     await signedIn.register(meRoutes(accounts), { prefix: '/api/v1/me' });
     await signedIn.register(notificationRoutes(database), { prefix: '/api/v1/me' });
+    await signedIn.register(assignmentRoutes(database), { prefix: '/api/v1' });
     await signedIn.register(avatarRoutes(accounts), { prefix: '/api/v1' });
     await signedIn.register(schemaRoutes(resources), { prefix: '/api/v1' });
     await signedIn.register(settingsRoutes(database, resources), { prefix: '/api/v1' });

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from './db/connection.ts';
 import type { Executor } from './db/tables.ts';
-import { remindDueTasks } from './records/notifications.ts';
+import { noticeOverdue, remindDueTasks } from './records/notifications.ts';
 
 export interface Job {
   name: string;
@@ -114,15 +114,16 @@ const REMINDER_OVERLAP_MS = 60_000;
 /** A process that takes the lease first looks a week back: reminders missed while no process ran are sent. */
 const REMINDER_CATCH_UP_MS = 7 * 24 * 60 * 60 * 1000;
 
-/** Tasks coming due tell their assignee, once per task and due time (records/notifications.ts). */
-export function remindDueTasksJob(): Job {
+/** Tasks coming due and inquiries falling overdue tell their assignee, once per record and due time. */
+export function remindersJob(): Job {
   let since = new Date(Date.now() - REMINDER_CATCH_UP_MS);
   return {
-    name: 'remind of tasks due',
+    name: 'remind of what is due',
     everyMs: 0,
     async run(db) {
       const now = new Date();
       await remindDueTasks(db, since, now);
+      await noticeOverdue(db, since, now);
       since = new Date(now.getTime() - REMINDER_OVERLAP_MS);
     },
   };

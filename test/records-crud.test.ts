@@ -281,6 +281,8 @@ for (const dialect of DIALECTS) {
         'assigned_date',
         'ticket_id',
         'ticket_date',
+        'first_response_at',
+        'due_at',
       ]);
       assert.ok(names(byName.users).includes('frist_name'), 'frist_name keeps its spelling');
       for (const secret of ['remember_token', 'two_factor_secret', 'two_factor_recovery_codes'])

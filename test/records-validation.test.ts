@@ -49,12 +49,19 @@ const KIND_CASES: Record<KindName, KindCases> = {
   string: textCases(),
   text: textCases(),
   integer: {
-    accepted: () => [
-      { value: -2147483648, expect: -2147483648 },
-      { value: 2147483647, expect: 2147483647 },
-      { value: 0, expect: 0 },
-    ],
-    rejected: () => [
+    accepted: (f) =>
+      f.min === undefined
+        ? [
+            { value: -2147483648, expect: -2147483648 },
+            { value: 2147483647, expect: 2147483647 },
+            { value: 0, expect: 0 },
+          ]
+        : [
+            { value: f.min, expect: f.min, label: `${f.min}, the smallest` },
+            { value: 2147483647, expect: 2147483647 },
+          ],
+    rejected: (f) => [
+      ...(f.min === undefined ? [] : [{ value: f.min - 1, label: `${f.min - 1}, under the smallest` }]),
       { value: -2147483649 },
       { value: 2147483648 },
       { value: 2n ** 63n, label: '2^63' },
@@ -132,6 +139,52 @@ const KIND_CASES: Record<KindName, KindCases> = {
     ],
     samples: [true, false],
     same: strictlyEqual,
+  },
+  // Ids of records that exist (#1 and #2: see referenceCases), or texts; each item once.
+  list: {
+    accepted: (f) =>
+      f.listOf
+        ? [
+            { value: [1], expect: [1] },
+            { value: [2, 1, 2], expect: [2, 1], label: 'an id twice: kept once' },
+            ...(f.required ? [] : [{ value: [], expect: [] }]),
+          ]
+        : [
+            { value: [f.choices?.[0] ?? 'a'], expect: [f.choices?.[0] ?? 'a'] },
+            ...(f.required ? [] : [{ value: [], expect: [] }]),
+          ],
+    rejected: (f) => [
+      { value: 'a', label: 'a string' },
+      { value: { a: 1 }, label: 'an object' },
+      { value: Array.from({ length: 101 }, (_, i) => (f.listOf ? 1 : `x${i}`)), label: '101 items' },
+      ...(f.listOf
+        ? [
+            { value: [0], label: 'id 0' },
+            { value: ['x'], label: 'a word' },
+            { value: [2147483647], label: 'names no record' },
+          ]
+        : [
+            { value: [''], label: 'an empty item' },
+            { value: [42], label: 'a number' },
+          ]),
+    ],
+    samples: [[], []],
+    same: (a, e) => JSON.stringify(a) === JSON.stringify(e),
+  },
+  // Named values: only the declared keys.
+  map: {
+    accepted: (f) => [
+      { value: {}, expect: {} },
+      { value: { [f.choices![0]!]: 'Zoë' }, expect: { [f.choices![0]!]: 'Zoë' } },
+    ],
+    rejected: (f) => [
+      { value: 'a', label: 'a string' },
+      { value: ['a'], label: 'a list' },
+      { value: { nope: 'x' }, label: 'a key it does not know' },
+      { value: { [f.choices![0]!]: 'x'.repeat(f.max! + 1) }, label: `a value of ${f.max! + 1} characters` },
+    ],
+    samples: [{}, {}],
+    same: (a, e) => JSON.stringify(a) === JSON.stringify(e),
   },
   // Write-only: accepted values are never answered, so "the same" means absent.
   password: {
@@ -249,7 +302,8 @@ let uniqueCounter = 0;
 
 /** A valid value of the field: sample 0 or 1 of its kind, unique where the field must be. */
 function sampleOf(field: Field, i: 0 | 1): unknown {
-  if (field.choices) return field.choices[Math.min(i, field.choices.length - 1)];
+  if (field.kind.name === 'list') return field.listOf ? [i + 1] : [field.choices?.[i] ?? `item ${i}`];
+  if (field.choices && field.kind.textual) return field.choices[Math.min(i, field.choices.length - 1)];
   if (field.format === 'email') return `sample${++uniqueCounter}.${i}@example.com`;
   if (field.unique && field.kind.textual && !field.format) return `${casesOf(field).samples[i]} ${++uniqueCounter}`;
   if (field.format && formats[field.format].samples.invalid.length) return formats[field.format].samples.valid[i];

@@ -124,6 +124,7 @@ for (const dialect of DIALECTS) {
       if (resource.name === 'views') body.resource = 'contacts';
       if (resource.name === 'tasks') body = { title: 'a task' };
       if (resource.name === 'stages') body.position = 99;
+      if (resource.name === 'assignment-rules') Object.assign(body, { position: 1, users: [Number(app.admin.id)] });
       if (hasOwners(resource)) body.created_by = creator;
       const made = await app.post(`/api/v1/${resource.name}`, body);
       assert.equal(made.status, 201, made.text);

@@ -26,7 +26,8 @@ function columnOf(field: Field, byName: ReadonlyMap<string, Resource>): Column {
   if (field.primary) column.primary = true;
   const d = field.default;
   if (typeof d === 'string' || typeof d === 'number' || typeof d === 'boolean') column.default = d;
-  if (field.choices) column.check = [...field.choices];
+  // A list's or a map's choices are its items' or its keys, checked by its kind: only a text column holds one of them.
+  if (field.choices && field.kind.textual) column.check = [...field.choices];
   if (field.references && field.onDelete) {
     const target = byName.get(field.references);
     if (!target) throw new Error(`${field.name} references ${field.references}, which is not a declared resource`);

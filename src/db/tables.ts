@@ -13,6 +13,7 @@ import type { note } from '../resources/note.ts';
 import type { service, source, stage } from '../resources/lookups.ts';
 import type { view } from '../resources/view.ts';
 import type { task } from '../resources/task.ts';
+import type { assignmentRule } from '../resources/assignment-rule.ts';
 import type { KindName } from '../schema/kinds.ts';
 import type { Declared, FieldDecl } from '../schema/resource.ts';
 
@@ -37,6 +38,9 @@ interface KindColumns {
   bigInteger: BigInt64;
   boolean: Bool;
   dateTime: Instant;
+  /** JSON text (the kind reads and writes it). */
+  list: ColumnType<string, string, string>;
+  map: ColumnType<string, string, string>;
   password: ColumnType<string, string, string>;
 }
 
@@ -79,6 +83,13 @@ export interface SourcesTable extends RecordTable<typeof source> {}
 export interface ServicesTable extends RecordTable<typeof service> {}
 export interface ViewsTable extends RecordTable<typeof view> {}
 export interface TasksTable extends RecordTable<typeof task> {}
+export interface AssignmentRulesTable extends RecordTable<typeof assignmentRule> {}
+
+/** Whose turn it is, per assignment rule (migration 2026-11-25T0004): the user it gave an inquiry to last. */
+export interface AssignmentTurnsTable {
+  rule_id: Id;
+  last_user_id: Nullable<Id>;
+}
 
 /** The columns a user chose for a resource's list (migration 2026-11-23T0010). */
 export interface ListColumnsTable {
@@ -200,6 +211,8 @@ export interface DB {
   services: ServicesTable;
   views: ViewsTable;
   tasks: TasksTable;
+  assignment_rules: AssignmentRulesTable;
+  assignment_turns: AssignmentTurnsTable;
   notifications: NotificationsTable;
   list_columns: ListColumnsTable;
   settings: SettingsTable;

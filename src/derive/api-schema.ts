@@ -5,7 +5,8 @@ import type { JsonSchema } from '../schema/kinds.ts';
 import { annotationsOf, countsOf, type Field, type Resource } from '../schema/resource.ts';
 import { PER_PAGE } from './list-query.ts';
 
-const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+/** `assignment rule` → `AssignmentRule`. */
+const pascal = (s: string) => s.replace(/(^|[\s_-]+)(\w)/g, (_m, _sep: string, c: string) => c.toUpperCase());
 
 function withNull(schema: JsonSchema): JsonSchema {
   if (schema.anyOf) return { anyOf: [...(schema.anyOf as JsonSchema[]), { type: 'null' }] };

@@ -20,7 +20,8 @@ export function formInput(
   for (const field of fields) {
     if (!Object.hasOwn(form, field.name)) continue;
     let raw = form[field.name];
-    if (Array.isArray(raw)) raw = raw.at(-1);
+    // A list's ticked boxes come as many values of one name, its lines as one.
+    if (Array.isArray(raw)) raw = field.kind.name === 'list' ? raw.join('\n') : raw.at(-1);
     if (typeof raw !== 'string') continue;
     // An empty password box on an edit form means "keep the current one".
     if (field.kind.writeOnly && raw === '') continue;

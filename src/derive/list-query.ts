@@ -9,6 +9,8 @@ export interface Filter {
   op: FilterOp;
   /** A kind value; an array for `in`; a boolean for `null`; null for "is null". */
   value: unknown;
+  /** A filter of the resource's own (ResourceDecl.filters), by name: `value` says whether its condition holds. */
+  named?: string;
 }
 
 export interface SortKey {
@@ -85,6 +87,12 @@ function parseFilters(resource: Resource, raw: unknown, bag: FieldErrorBag): Fil
   }
   const filters: Filter[] = [];
   for (const [name, spec] of Object.entries(raw)) {
+    if (resource.decl.filters && Object.hasOwn(resource.decl.filters, name)) {
+      const holds = spec === 'true' ? true : spec === 'false' ? false : undefined;
+      if (holds === undefined) bag.add(`filter[${name}]`, 'must be true or false');
+      else filters.push({ field: resource.primaryKey, op: 'eq', value: holds, named: name });
+      continue;
+    }
     const field = resource.field(name);
     if (!field || field.hidden) {
       bag.add(`filter[${name}]`, 'is not a field of this resource');

@@ -109,6 +109,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'GET /notifications': signedIn,
   'GET /notifications/bell': signedIn,
   'POST /notifications/read': signedIn,
+  // The assignment rules' dry run (the only {r} here: assignment-rules).
+  'POST /api/v1/{r}/dry-run': { to: 'admin' },
   'DELETE /api/v1/me/sessions': signedIn,
   'GET /api/v1/avatars/:userId': signedIn,
   'GET /': signedIn,

@@ -299,6 +299,37 @@ export async function sendNotificationMails(
 }
 
 /**
+ * The scheduler's other reminder: each open inquiry past its due time with no response yet tells its assignee once
+ * ("your inquiry is overdue"; the dedupe key holds the due time). Reads what fell due or changed since `since`.
+ */
+export async function noticeOverdue(db: Executor, since: Date, now = new Date()): Promise<number> {
+  const open = (await db.selectFrom('stages').select('id').where('kind', '=', 'open').execute()).map((s) =>
+    Number(s.id),
+  );
+  if (open.length === 0) return 0;
+  const late = await db
+    .selectFrom('inquiries')
+    .select(['id', 'assigned_to', 'due_at'])
+    .where('first_response_at', 'is', null)
+    .where('assigned_to', 'is not', null)
+    .where('due_at', '<=', now.toISOString())
+    .where('stage_id', 'in', open)
+    .where((eb) => eb.or([eb('due_at', '>', since.toISOString()), eb('updated_at', '>', since.toISOString())]))
+    .execute();
+  await notify(
+    db,
+    late.map((i) => ({
+      user_id: BigInt(String(i.assigned_to)),
+      kind: 'overdue',
+      resource: 'inquiries',
+      record_id: BigInt(String(i.id)),
+      dedupe: `overdue:${String(i.id)}:${new Date(i.due_at!).toISOString()}`,
+    })),
+  );
+  return late.length;
+}
+
+/**
  * The scheduler's reminder: each open task whose due time has come tells its assignee once (the dedupe key holds the
  * due time, so a task moved later reminds again when that time comes). Looks at tasks due since `since` or changed
  * since then (a due time moved into the past), so that a run reads only what is new.

@@ -95,6 +95,14 @@ async function missingReferences(trx: Executor, resource: Resource, values: Row)
   const errors: FieldErrors = {};
   for (const field of resource.fields) {
     const value = values[field.name];
+    if (field.listTarget && Array.isArray(value)) {
+      const target = field.listTarget;
+      const missing = [];
+      for (const id of value) if (!(await recordExists(trx, target, BigInt(id as number)))) missing.push(id);
+      if (missing.length)
+        errors[field.name] = [`names no ${target.singular}: there is no ${target.singular} #${missing.join(', #')}`];
+      continue;
+    }
     if (!field.target || value === null || value === undefined) continue;
     const id = BigInt(value as number | bigint);
     // Work goes to someone who can still sign in: an assignee must not be a deactivated account.
@@ -156,17 +164,20 @@ async function uniqueAsFieldError<T>(
   }
 }
 
-/** Fields the server sets (the creator): only an admin may set them to someone else. */
+/** Fields the server sets (the creator; a due time): only an admin may set them otherwise. */
 export function checkServerSet(actor: Actor, resource: Resource, values: Row, before: Row | null): void {
   if (actor.role === 'admin') return;
+  const serverValue = (f: Field) => (before ? before[f.name] : f.defaultActor ? actor.id : null);
   const changed = resource.fields.filter(
-    (f) => f.defaultActor && f.name in values && String(values[f.name]) !== String(before ? before[f.name] : actor.id),
+    (f) => (f.defaultActor || f.adminOnly) && f.name in values && String(values[f.name]) !== String(serverValue(f)),
   );
   if (changed.length === 0) return;
   throw new AppError(
     403,
     'forbidden',
-    'Only an admin may change who created a record.',
+    changed.every((f) => f.defaultActor)
+      ? 'Only an admin may change who created a record.'
+      : `Only an admin may set ${changed.map((f) => f.label).join(', ')}.`,
     Object.fromEntries(changed.map((f) => [f.name, ['is set by the server; only an admin may change it']])),
   );
 }

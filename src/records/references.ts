@@ -3,7 +3,7 @@
 import type { Database } from '../db/connection.ts';
 import { containsText } from '../db/dialect.ts';
 import { asRecordTables } from '../db/tables.ts';
-import type { Resource } from '../schema/resource.ts';
+import type { Field, Resource } from '../schema/resource.ts';
 import type { Row } from './repository.ts';
 
 export interface Choice {
@@ -66,11 +66,14 @@ export async function referenceChoices(
   resource: Resource,
   rows: readonly Row[] = [],
 ): Promise<Choices> {
-  const targets = [...new Set(resource.fields.flatMap((f) => (f.target ? [f.target] : [])))];
+  const targetOf = (f: Field) => f.target ?? f.listTarget;
+  const targets = [...new Set(resource.fields.flatMap((f) => targetOf(f) ?? []))];
   const entries = await Promise.all(
     targets.map(async (target) => {
       const ids = rows.flatMap((r) =>
-        resource.fields.filter((f) => f.target === target && r[f.name] != null).map((f) => String(r[f.name])),
+        resource.fields
+          .filter((f) => targetOf(f) === target && r[f.name] != null)
+          .flatMap((f) => (Array.isArray(r[f.name]) ? (r[f.name] as unknown[]) : [r[f.name]]).map(String)),
       );
       return [target.name, await choicesOf(database, target, ids)] as const;
     }),

@@ -137,6 +137,14 @@ function afterExpression(eb: EB, bounds: Bound[]): Expression<SqlBool> {
   return eb.or(branches);
 }
 
+/** A filter the resource declares by name: its condition (from the resource's rules), or its negation. */
+function namedExpression(eb: EB, resource: Resource, { named, value }: Filter): Expression<SqlBool> {
+  // The rules' NamedFilter (records/rules.ts, which reads this file's types: named here to keep the two apart).
+  const filters = (resource.rules as { filters: Record<string, (eb: EB) => Expression<SqlBool>> }).filters;
+  const condition = filters[named!]!(eb);
+  return value ? condition : eb.not(condition);
+}
+
 /** The records a scoped reader may see: theirs, or shared. */
 function scopeExpression(eb: EB, { owners, actorId, sharedWhen }: ReadScope): Expression<SqlBool> {
   return eb.or([
@@ -149,7 +157,7 @@ function whereClause(db: Executor, resource: Resource, plan: Pick<ListPlan, 'wor
   return (eb: EB) =>
     eb.and([
       ...searchExpressions(eb, db, resource, plan.words),
-      ...plan.filters.map((f) => filterExpression(eb, db, f)),
+      ...plan.filters.map((f) => (f.named ? namedExpression(eb, resource, f) : filterExpression(eb, db, f))),
       ...(plan.scope ? [scopeExpression(eb, plan.scope)] : []),
     ]);
 }

@@ -2,6 +2,7 @@
 // demoted; a changed password ends sessions). They run inside the write's
 // transaction and may throw an AppError to refuse it. A resource carries its
 // own (resources/index.ts gives each resource its rules); there is no registry.
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { Executor } from '../db/tables.ts';
 import type { Row } from './repository.ts';
 import type { Resource } from '../schema/resource.ts';
@@ -16,7 +17,13 @@ export interface AfterCommit {
   afterCommit?: () => void;
 }
 
+/** The condition of a filter a resource declares by name (ResourceDecl.filters) over its table's columns. */
+// biome-ignore lint/suspicious/noExplicitAny: the condition names the columns of a table known only by its declaration
+export type NamedFilter = (eb: ExpressionBuilder<any, any>) => Expression<SqlBool>;
+
 export interface RecordHooks {
+  /** The conditions of the resource's named filters (ResourceDecl.filters), by name. */
+  filters?: Readonly<Record<string, NamedFilter>>;
   /** May refuse the create or fill the fields the server keeps (`values` is what will be written). */
   beforeCreate?(trx: Executor, ctx: Context, values: Row): Promise<void>;
   /** The same for many rows at once (an import), in one go: without it, beforeCreate runs for each. */

@@ -10,11 +10,24 @@ import { noteRules } from './note-rules.ts';
 import { task } from './task.ts';
 import { taskRules } from './task-rules.ts';
 import { user } from './user.ts';
+import { assignmentRule } from './assignment-rule.ts';
+import { assignmentRuleRules } from './assignment.ts';
 
-export { contact, inquiry, note, service, source, stage, task, user, view };
+export { assignmentRule, contact, inquiry, note, service, source, stage, task, user, view };
 
 /** Every declared resource: the seed's, in its order, then ours. */
-export const resources: readonly Resource[] = [contact, inquiry, user, note, stage, source, service, view, task];
+export const resources: readonly Resource[] = [
+  contact,
+  inquiry,
+  user,
+  note,
+  stage,
+  source,
+  service,
+  view,
+  task,
+  assignmentRule,
+];
 linkResources(
   resources,
   new Map<Resource, object>([
@@ -22,6 +35,7 @@ linkResources(
     [note, noteRules],
     [inquiry, inquiryRules],
     [task, taskRules],
+    [assignmentRule, assignmentRuleRules],
   ]),
 );
 

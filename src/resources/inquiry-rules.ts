@@ -6,8 +6,12 @@
 // per thousand keys for the contacts, whatever their number.
 import type { Executor } from '../db/tables.ts';
 import type { Context } from '../records/context.ts';
+import { entryOf } from '../records/change-log.ts';
 import { insertPrepared } from '../records/operations.ts';
+import { selectById, updateRow } from '../records/repository.ts';
 import type { Row } from '../records/repository.ts';
+import { assignmentFor } from './assignment.ts';
+import { inquiry } from './inquiry.ts';
 import type { RecordHooks } from '../records/rules.ts';
 import { contact } from './contact.ts';
 
@@ -67,7 +71,55 @@ async function placeInquiries(trx: Executor, ctx: Context, rows: Row[]): Promise
   }
 }
 
+/** A new inquiry that names no assignee goes where the assignment rules say, due when its rule says. */
+async function assignByRule(trx: Executor, values: Row): Promise<void> {
+  if (present(values.assigned_to)) return;
+  const now = new Date();
+  const assignment = await assignmentFor(trx, values, now, true);
+  if (!assignment) return;
+  if (assignment.user !== null) {
+    values.assigned_to = Number(assignment.user);
+    values.assigned_date ??= now.toISOString();
+  }
+  if (assignment.dueAt && !present(values.due_at)) values.due_at = assignment.dueAt;
+}
+
+/** Someone of the team acting on an inquiry, not the inquirer (a public form) nor a file brought in. */
+const responds = (ctx: Context) =>
+  Boolean(ctx.actor && ctx.actor.id > 0n) && ctx.via !== 'intake' && ctx.via !== 'import';
+
+/**
+ * The inquiry's first response, when this is it: a note on it or a task about it done (the stage's move is part of
+ * the inquiry's own update). Logged as a change of the inquiry, in the caller's transaction.
+ */
+export async function markResponded(trx: Executor, ctx: Context, id: unknown): Promise<void> {
+  if (id === null || id === undefined || !responds(ctx)) return;
+  const before = await selectById(trx, inquiry, BigInt(String(id)), true);
+  if (!before || before.first_response_at !== null) return;
+  const values = { first_response_at: new Date().toISOString() };
+  await updateRow(trx, inquiry, BigInt(String(id)), values, entryOf(ctx, inquiry, 'updated', before, values));
+}
+
 export const inquiryRules: RecordHooks = {
-  beforeCreate: (trx, ctx, values) => placeInquiries(trx, ctx, [values]),
+  async beforeCreate(trx, ctx, values) {
+    await placeInquiries(trx, ctx, [values]);
+    await assignByRule(trx, values);
+  },
+  // An import brings its own assignees: the rules are for arrivals one at a time.
   beforeCreateMany: placeInquiries,
+  async beforeUpdate(_trx, ctx, before, changes) {
+    if ('stage_id' in changes && before.first_response_at === null && responds(ctx))
+      changes.first_response_at = new Date().toISOString();
+  },
+  filters: {
+    // Open, past its due time, and nobody has responded yet.
+    overdue: (eb) =>
+      eb.and([
+        eb('first_response_at', 'is', null),
+        eb('due_at', 'is not', null),
+        eb('due_at', '<', new Date().toISOString()),
+        eb('stage_id', 'is not', null),
+        eb('stage_id', 'in', eb.selectFrom('stages').select('id').where('kind', '=', 'open')),
+      ]),
+  },
 };

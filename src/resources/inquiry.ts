@@ -37,5 +37,16 @@ export const inquiry = extendResource(contact, {
     assigned_date: { kind: 'dateTime', defaultNowWhen: 'assigned_to', sortable: true },
     ticket_id: { kind: 'bigInteger', label: 'Ticket', sortable: true },
     ticket_date: { kind: 'dateTime', sortable: true },
+    // The response clock (CONTRACT.md): when someone of the team first acted on it (a note, a stage change, a task
+    // done), and by when they should have; a rule sets the due time, an admin may change it.
+    first_response_at: { kind: 'dateTime', label: 'First response', managed: true, sortable: true },
+    due_at: { kind: 'dateTime', label: 'Respond by', adminOnly: true, sortable: true },
   },
+  computed: {
+    overdue: {
+      schema: { type: 'boolean', description: 'past due_at with no first response yet', readOnly: true },
+      value: (r) => r.first_response_at == null && r.due_at != null && Date.parse(String(r.due_at)) < Date.now(),
+    },
+  },
+  filters: { overdue: 'open inquiries past due_at with no first response (true), or the others (false)' },
 });

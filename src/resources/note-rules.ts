@@ -7,6 +7,7 @@ import type { Context } from '../records/context.ts';
 import { notify } from '../records/notifications.ts';
 import type { Row } from '../records/repository.ts';
 import type { RecordHooks } from '../records/rules.ts';
+import { markResponded } from './inquiry-rules.ts';
 
 const MENTION = /(?<![\p{L}\p{N}._%+-])@([\p{L}\p{N}._%+-]+(?:@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+)?)/gu;
 const squash = (text: string) => text.replace(/\s+/g, '').toLowerCase();
@@ -55,6 +56,7 @@ export const noteRules: RecordHooks = {
   },
   async afterCreate(trx, ctx, record) {
     await noticeMentions(trx, ctx, null, record);
+    await markResponded(trx, ctx, record.inquiry_id);
   },
   async beforeUpdate(trx, _ctx, _before, changes) {
     if ('body' in changes) changes.mentions = await mentionsIn(trx, String(changes.body ?? ''));

@@ -8,7 +8,16 @@ import { fail, ok, parseDateTime, parseIntegerInRange, parseText, type Parsed } 
 /** The databases a column is spelled for; db/ names its dialects after these. */
 export const COLUMN_VARIANTS = ['sqlite', 'postgres'] as const;
 export type ColumnVariant = (typeof COLUMN_VARIANTS)[number];
-export type KindName = 'string' | 'text' | 'integer' | 'bigInteger' | 'boolean' | 'dateTime' | 'password';
+export type KindName =
+  | 'string'
+  | 'text'
+  | 'integer'
+  | 'bigInteger'
+  | 'boolean'
+  | 'dateTime'
+  | 'list'
+  | 'map'
+  | 'password';
 export type InputKind = 'text' | 'email' | 'url' | 'tel' | 'number' | 'checkbox' | 'date' | 'textarea' | 'password';
 export const FILTER_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'in', 'null'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
@@ -20,6 +29,10 @@ export interface FieldShape {
   /** The only values a text field may hold. */
   choices?: readonly string[];
   format?: FormatName;
+  /** A list of ids of this resource's records (a list field), instead of texts. */
+  listOf?: string;
+  /** The smallest value an integer field takes (a count, a number of minutes: 1). */
+  min?: number;
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -145,10 +158,15 @@ const integer: FieldKind = {
   integral: true,
   operators: ORDERED_OPS,
   seedRules: () => [],
-  schema: () => ({ type: 'integer', format: 'int32', minimum: Number(INT32.min), maximum: Number(INT32.max) }),
+  schema: (f) => ({
+    type: 'integer',
+    format: 'int32',
+    minimum: f.min ?? Number(INT32.min),
+    maximum: Number(INT32.max),
+  }),
   column: () => 'integer',
-  fromJson(raw) {
-    const n = parseIntegerInRange(raw, INT32.min, INT32.max, false);
+  fromJson(raw, f) {
+    const n = parseIntegerInRange(raw, f.min === undefined ? INT32.min : BigInt(f.min), INT32.max, false);
     return n.ok ? ok(Number(n.value)) : n;
   },
   fromQuery(raw) {
@@ -280,6 +298,140 @@ const dateTime: FieldKind = {
   sample: (_f, n) => new Date(Date.UTC(2026, 0, 1 + (n % 300), n % 24, n % 60)).toISOString(),
 };
 
+/** Most items a list or keys a map holds. */
+const MAX_ITEMS = 100;
+/** The largest id a list holds: JSON numbers are exact up to here, and no table comes near it. */
+const MAX_LISTED_ID = BigInt(Number.MAX_SAFE_INTEGER);
+const toJsonText = (value: unknown) => JSON.stringify(value);
+const fromJsonText = (raw: unknown) => (raw === null || raw === undefined ? null : JSON.parse(String(raw)));
+
+/** One text of a list or a map: up to `max` characters, one of `choices` when given (a map's keys are those). */
+function listItem(raw: unknown, f: FieldShape): Parsed<unknown> {
+  if (f.listOf) {
+    const id = parseIntegerInRange(raw, 1n, MAX_LISTED_ID, true);
+    return id.ok ? ok(Number(id.value)) : fail('must hold ids of records');
+  }
+  const text = parseText(raw, f.max!);
+  if (!text.ok) return text;
+  const value = text.value.trim();
+  if (value === '') return fail('must not hold empty items');
+  if (f.choices && !f.choices.includes(value)) return fail(`may hold only ${f.choices.join(', ')}`);
+  return f.format ? formats[f.format].parse(value) : ok(value);
+}
+
+/**
+ * A list, kept as JSON text: texts (each up to `max` characters; one of `choices` when given), or with `listOf` the ids
+ * of records of that resource. Each item once, in the order given; a form gives one per line (or ticks them). Not
+ * filtered, sorted or searched.
+ */
+const list: FieldKind = {
+  name: 'list',
+  seedType: 'array',
+  defaultInput: 'textarea',
+  textual: false,
+  integral: false,
+  operators: [],
+  seedRules: () => ['array'],
+  schema: (f) => ({
+    type: 'array',
+    maxItems: MAX_ITEMS,
+    items: f.listOf
+      ? { type: 'integer', format: 'int64', minimum: 1 }
+      : { type: 'string', maxLength: f.max, ...(f.choices ? { enum: f.choices } : {}) },
+  }),
+  column: () => 'text',
+  fromJson(raw, f) {
+    if (!Array.isArray(raw)) return fail('must be a list');
+    if (raw.length > MAX_ITEMS) return fail(`must hold at most ${MAX_ITEMS} items`);
+    const items: unknown[] = [];
+    for (const item of raw) {
+      const read = listItem(item, f);
+      if (!read.ok) return read;
+      if (!items.includes(read.value)) items.push(read.value);
+    }
+    return ok(items);
+  },
+  fromQuery: () => fail('cannot be filtered'),
+  fromDb: fromJsonText,
+  toDb: toJsonText,
+  fromForm: (raw) =>
+    raw
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .filter(Boolean),
+  toInput: (value) => (Array.isArray(value) ? value.join('\n') : asText(value)),
+  display: (value) => ({ text: (value as unknown[]).join(', ') }),
+  sample: (f, n) => (f.listOf ? [] : f.choices ? [f.choices[n % f.choices.length]] : [`item ${n}`]),
+};
+
+/**
+ * Named values, kept as JSON text: each key one of `choices`, each value a text of up to `max` characters or an
+ * integer. A form gives one `key: value` per line. Not filtered, sorted or searched.
+ */
+const map: FieldKind = {
+  name: 'map',
+  seedType: 'array',
+  defaultInput: 'textarea',
+  textual: false,
+  integral: false,
+  operators: [],
+  seedRules: () => ['array'],
+  schema: (f) => ({
+    type: 'object',
+    properties: Object.fromEntries((f.choices ?? []).map((k) => [k, { type: ['string', 'integer'] }])),
+    additionalProperties: false,
+  }),
+  column: () => 'text',
+  fromJson(raw, f) {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return fail('must be an object');
+    const out: Record<string, unknown> = {};
+    const entries = Object.entries(raw);
+    if (entries.length > MAX_ITEMS) return fail(`must hold at most ${MAX_ITEMS} keys`);
+    for (const [key, value] of entries) {
+      if (f.choices && !f.choices.includes(key)) return fail(`may hold only ${f.choices.join(', ')}`);
+      if (value === null || value === '') continue;
+      if (typeof value === 'number' || typeof value === 'bigint') {
+        const n = parseIntegerInRange(value, 0n, MAX_LISTED_ID, false);
+        if (!n.ok) return fail(`${key} ${n.message}`);
+        out[key] = Number(n.value);
+        continue;
+      }
+      const text = parseText(value, f.max!);
+      if (!text.ok) return fail(`${key} ${text.message}`);
+      if (text.value.trim()) out[key] = text.value.trim();
+    }
+    return ok(out);
+  },
+  fromQuery: () => fail('cannot be filtered'),
+  fromDb: fromJsonText,
+  toDb: toJsonText,
+  // `key: value` per line; digits are a number (an id).
+  fromForm(raw) {
+    const out: Record<string, unknown> = {};
+    for (const line of raw.split(/\r?\n/)) {
+      const at = line.indexOf(':');
+      if (!line.trim()) continue;
+      if (at < 0) return raw;
+      const value = line.slice(at + 1).trim();
+      out[line.slice(0, at).trim()] = /^\d{1,15}$/.test(value) ? Number(value) : value;
+    }
+    return out;
+  },
+  toInput: (value) =>
+    value && typeof value === 'object'
+      ? Object.entries(value)
+          .map(([k, v]) => `${k}: ${String(v)}`)
+          .join('\n')
+      : asText(value),
+  display: (value) => ({
+    text:
+      Object.entries(value as Record<string, unknown>)
+        .map(([k, v]) => `${k}: ${String(v)}`)
+        .join(', ') || '—',
+  }),
+  sample: () => ({}),
+};
+
 const CANONICAL_INSTANT = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
 
 /**
@@ -337,4 +489,6 @@ export const kinds = {
   bigInteger,
   boolean,
   dateTime,
+  list,
+  map,
 } satisfies Record<NamedKind, FieldKind>;

@@ -46,6 +46,8 @@ export interface FieldDecl extends Partial<FieldFlags> {
   unique?: boolean;
   /** Kept by the server's own flows (2FA, mail verification); ignored when a client sends it. */
   managed?: boolean;
+  /** Written by the server (a due time a rule sets); of the team, only an admin may write it too. */
+  adminOnly?: boolean;
   /** The value of a field left out of a create. */
   default?: unknown;
   /** Defaults to the signed-in user's id on create. */
@@ -54,6 +56,10 @@ export interface FieldDecl extends Partial<FieldFlags> {
   assignee?: boolean;
   /** The resource whose ids this field holds (shown by its title, chosen from a list): a foreign key. */
   references?: string;
+  /** A list field holding ids of this resource's records (each must name one; chosen from a list, ticked). */
+  listOf?: string;
+  /** The smallest value of an integer field. */
+  min?: number;
   /**
    * What deleting the referenced record does to this one: refused, the reference cleared, or this record deleted too.
    */
@@ -108,8 +114,11 @@ export interface Field extends FieldFlags {
   unique: boolean;
   default?: unknown;
   defaultActor: boolean;
+  adminOnly: boolean;
   assignee: boolean;
   references?: string;
+  listOf?: string;
+  min?: number;
   onDelete?: OnDelete;
   derive?: Derivation;
   /** The referenced record, read on its own, says how many records name it through this field, under this name. */
@@ -121,6 +130,8 @@ export interface Field extends FieldFlags {
   words?: Readonly<Record<string, string>>;
   /** The referenced resource, once every resource is declared (see linkResources). */
   target?: Resource;
+  /** A list's resource (`listOf`), once every resource is declared. */
+  listTarget?: Resource;
   /** The seed's rules, as it writes them: `nullable`, `string`, `max:255`. */
   rules: string[];
 }
@@ -171,6 +182,11 @@ export interface ResourceDecl {
    */
   indexes?: Readonly<Record<string, readonly string[]>>;
   /**
+   * Filters that are not one field's (`filter[overdue]=true`): by name, what they keep, for the documentation. The
+   * resource's rules give each its condition (records/rules.ts).
+   */
+  filters?: Readonly<Record<string, string>>;
+  /**
    * Its records are added from the page of a record they reference (a task on an inquiry's page), with these fields
    * in a small form there; the reference is filled in.
    */
@@ -182,6 +198,8 @@ export type ResourceRules = object;
 
 export interface Resource {
   name: string;
+  /** The plural as words, for people: `assignment rules` (the name with its `-` as spaces). */
+  plural: string;
   table: string;
   singular: string;
   label: string;
@@ -222,6 +240,8 @@ export interface Resource {
 }
 
 const NAME = /^[a-z][a-z0-9_]*$/;
+/** A resource's name is its address too: words may be joined by `-` there (`assignment-rules`), by `_` in its table. */
+const RESOURCE_NAME = /^[a-z][a-z0-9_]*(-[a-z0-9_]+)*$/;
 
 function humanize(name: string): string {
   const words = name.replace(/_id$/, '').replace(/_/g, ' ');
@@ -275,8 +295,11 @@ function buildField(resource: string, name: string, decl: FieldDecl): Field {
     unique: decl.unique ?? false,
     default: decl.default,
     defaultActor: decl.defaultActor ?? false,
+    adminOnly: decl.adminOnly ?? false,
     assignee: decl.assignee ?? false,
     references: decl.references,
+    listOf: decl.listOf,
+    min: decl.min,
     onDelete: decl.references ? (decl.onDelete ?? 'restrict') : undefined,
     derive: decl.derive,
     countAs: decl.countAs,
@@ -300,7 +323,8 @@ export type Declared<F extends Record<string, FieldDecl>> = Resource & {
 export function defineResource<const F extends Record<string, FieldDecl>>(
   decl: ResourceDecl & { fields: F },
 ): Declared<F> {
-  if (!NAME.test(decl.name)) throw new Error(`resource ${decl.name}: a resource name is lower_snake_case`);
+  if (!RESOURCE_NAME.test(decl.name))
+    throw new Error(`resource ${decl.name}: a resource name is lower_snake_case, or kebab-case`);
   const fields = Object.entries(decl.fields).map(([name, f]) => buildField(decl.name, name, f));
   const byName = new Map(fields.map((f) => [f.name, f]));
   const primaries = fields.filter((f) => f.primary);
@@ -366,7 +390,8 @@ export function defineResource<const F extends Record<string, FieldDecl>>(
   });
   return {
     name: decl.name,
-    table: decl.name,
+    table: decl.name.replaceAll('-', '_'),
+    plural: decl.name.replaceAll('-', ' '),
     singular: decl.singular,
     label: decl.label,
     fields,
@@ -415,6 +440,11 @@ export function linkResources(
       field.target = target;
       target.referencedBy.push({ resource, field });
       if (target.name === 'users' && resource.name !== 'users') resource.owners.push(field);
+    }
+    for (const field of resource.fields.filter((f) => f.listOf)) {
+      field.listTarget = byName.get(field.listOf!);
+      if (!field.listTarget || field.kind.name !== 'list')
+        throw new Error(`resource ${resource.name}, field ${field.name}: listOf names a declared resource, on a list`);
     }
     if (resource.readScope && resource.owners.length === 0)
       throw new Error(`resource ${resource.name}: a readScope needs a reference to users (whose record it is)`);

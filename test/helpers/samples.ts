@@ -10,9 +10,12 @@ export type Pick = (target: Resource) => unknown;
 export function sampleInput(resource: Resource, n: number, tag: string, pick: Pick): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [i, field] of resource.writable.entries()) {
-    if (field.target) {
-      const id = pick(field.target);
-      if (id !== undefined) body[field.name] = id;
+    const target = field.target ?? field.listTarget;
+    if (target) {
+      // A list of ids (`listOf`) names one record.
+      const id = pick(target);
+      if (id !== undefined) body[field.name] = field.target ? id : [id];
+      else if (!field.target && field.required) body[field.name] = [];
     } else if (field.nullable && field !== resource.title && (n + i) % 5 === 4) {
       // A fifth of the optional fields, a different fifth for each n: two samples never agree on every field.
       body[field.name] = null;
@@ -42,9 +45,10 @@ export function inDependencyOrder(resources: readonly Resource[]): Resource[] {
         );
       return;
     }
-    for (const field of resource.writable)
-      if (field.target && field.target !== resource)
-        visit(field.target, [...path, { resource, required: field.required }]);
+    for (const field of resource.writable) {
+      const target = field.target ?? field.listTarget;
+      if (target && target !== resource) visit(target, [...path, { resource, required: field.required }]);
+    }
     ordered.push(resource);
   };
   for (const resource of resources) visit(resource, []);
@@ -76,7 +80,10 @@ export function sampler(post: Post, given: ReadonlyMap<Resource, unknown>) {
     return made.get(target);
   }
   async function input(resource: Resource, n: number, tag: string): Promise<Record<string, unknown>> {
-    for (const field of resource.writable) if (field.target) await existing(field.target);
+    for (const field of resource.writable) {
+      const target = field.target ?? field.listTarget;
+      if (target) await existing(target);
+    }
     return sampleInput(resource, n, tag, (target) => made.get(target));
   }
   return { input };

@@ -31,7 +31,7 @@ const CARD_FIELDS = [
   'assigned_to',
   'created_at',
   'due_at',
-  'overdue',
+  'first_response_at',
   ...inquiry.owners.map((f) => f.name),
 ];
 

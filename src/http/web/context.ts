@@ -32,7 +32,7 @@ function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefi
     const { undo } = value;
     const undoable =
       undo === undefined ||
-      (/^\/[a-z_]+\/\d+\/restore$/.test(String(undo.action)) &&
+      (/^\/[a-z_-]+\/\d+\/restore$/.test(String(undo.action)) &&
         /^\d+$/.test(String(undo.change_id)) &&
         /^\/(?!\/)/.test(String(undo.back)));
     return undoable ? value : { kind: value.kind, text: value.text };

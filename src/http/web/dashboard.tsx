@@ -91,9 +91,10 @@ export function dashboardPage(database: Database) {
       const ctx = contextOf(database, request);
       const me = String(request.user!.id);
       const states = inquiry.visible.filter((f) => f.kind.options);
-      const [contacts, inquiries, byState, mine, latest, tasks] = await Promise.all([
+      const [contacts, inquiries, overdue, byState, mine, latest, tasks] = await Promise.all([
         total(ctx, contact),
         total(ctx, inquiry),
+        total(ctx, inquiry, { overdue: 'true' }),
         Promise.all(
           states.map(async (f) => ({
             field: f,
@@ -127,6 +128,13 @@ export function dashboardPage(database: Database) {
             <a class="card" href={hrefWith('/inquiries', { filter: { assigned_to: me } })}>
               <p class="stat">{mine.meta.total}</p>
               <p class="stat-label">Assigned to me</p>
+            </a>
+            <a
+              class={overdue ? 'card card-alert' : 'card'}
+              href={hrefWith('/inquiries', { filter: { overdue: 'true' } })}
+            >
+              <p class="stat">{overdue}</p>
+              <p class="stat-label">Overdue: past their respond-by time, unanswered</p>
             </a>
           </div>
           <h2>Inquiries by state</h2>

@@ -1,10 +1,15 @@
-// The settings page (admins): the lists the team picks from (pipeline stages, sources, services), kept on their own
-// record pages, and the words of the state fields (Status: Closed / Open / New), kept here.
+// The settings page (admins): the lists the team picks from (pipeline stages, sources, services) and the assignment
+// rules, kept on their own record pages, with a dry run of the rules; the words of the state fields (Status: Closed /
+// Open / New), kept here.
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/connection.ts';
 import { AppError } from '../../errors.ts';
 import { currentLabels, type Labels, STATE_WORDS, saveLabels } from '../../records/settings.ts';
-import { recordResources, service, source, stage } from '../../resources/index.ts';
+import { choicesOf } from '../../records/references.ts';
+import { dryRun } from '../../resources/assignment.ts';
+import { MATCH_KEYS } from '../../resources/assignment-rule.ts';
+import { assignmentRule, inquiry, recordResources, service, source, stage } from '../../resources/index.ts';
+import { kinds } from '../../schema/kinds.ts';
 import { stateFieldsOf } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
 import { pageContext, redirectWith } from './context.ts';
@@ -29,6 +34,13 @@ export function settingsPage(database: Database) {
     app.get('/settings', async (request, reply) => {
       if (request.actor?.role !== 'admin') throw new AppError(403, 'forbidden', 'Only admins may change the settings.');
       const labels = currentLabels(recordResources);
+      // "Which rule would take this inquiry?": the fields tried, when the form was sent.
+      const query = request.query as Record<string, unknown>;
+      const asked = Object.fromEntries(
+        MATCH_KEYS.flatMap((k) => (typeof query[k] === 'string' && query[k] ? [[k, query[k]]] : [])),
+      );
+      const tried = query.try ? await dryRun(database.db, asked) : undefined;
+      const [services, sources] = await Promise.all([choicesOf(database, service), choicesOf(database, source)]);
       const page = pageContext(request, reply);
       return sendPage(
         reply,
@@ -58,6 +70,63 @@ export function settingsPage(database: Database) {
                 <a href={`/${service.name}`}>Services</a>: what they are about.
               </li>
             </ul>
+          </section>
+          <section class="card" id="assignment" aria-labelledby="assignment-heading">
+            <h2 id="assignment-heading">Who gets new inquiries</h2>
+            <p>
+              <a href={`/${assignmentRule.name}?sort=position`}>Assignment rules</a>: tried in order, the first that
+              matches a new inquiry without an assignee gives it to one of its team members (in turn, the least busy, or
+              the first who can; skipping who is deactivated or at capacity) and sets when it should be answered.
+            </p>
+            <form method="get" action="/settings#assignment">
+              <input type="hidden" name="try" value="1" />
+              <h3>Which rule would take this inquiry?</h3>
+              <div class="filters">
+                {(['country', 'inquiry_country'] as const).map((k) => (
+                  <div class="field">
+                    <label for={`try-${k}`}>{inquiry.field(k)!.label}</label>
+                    <input id={`try-${k}`} name={k} maxLength={255} value={String(asked[k] ?? '')} />
+                  </div>
+                ))}
+                {(
+                  [
+                    ['service_id', services],
+                    ['source_id', sources],
+                  ] as const
+                ).map(([k, options]) => (
+                  <div class="field">
+                    <label for={`try-${k}`}>{inquiry.field(k)!.label}</label>
+                    <select id={`try-${k}`} name={k}>
+                      <option value="">Any</option>
+                      {options.map((o) => (
+                        <option value={o.id} selected={String(asked[k] ?? '') === o.id}>
+                          {o.title}
+                        </option>
+                      ))}
+                    </select>
+                  </div>
+                ))}
+              </div>
+              <button type="submit" class="button-secondary">
+                Try the rules
+              </button>
+            </form>
+            {tried ? (
+              <p class="flash flash-info" role="status">
+                {tried.rule === null ? (
+                  'No active rule matches: the inquiry would stay unassigned.'
+                ) : (
+                  <>
+                    “{tried.rule.name}” would take it and give it to{' '}
+                    {tried.user ? tried.user.name : 'nobody (everyone is deactivated or at capacity)'}
+                    {tried.due_at
+                      ? `, to be answered by ${kinds.dateTime.display(tried.due_at, page.locale).text}`
+                      : ''}
+                    .
+                  </>
+                )}
+              </p>
+            ) : null}
           </section>
           <form method="post" action="/settings" class="card">
             <CsrfInput token={page.csrf} />

@@ -77,11 +77,10 @@ function Age({ record, now, locale }: { record: Row; now: number; locale: string
   );
 }
 
-/** Overdue or due, for inquiries still open, once the resource has those fields (the response clock's issue). */
+/** Overdue, or due in how long, for open inquiries nobody has responded to yet. */
 function Due({ record, stageKind, now }: { record: Row; stageKind: string; now: number }) {
-  if (stageKind !== 'open') return null;
-  if (inquiry.field('overdue') && record.overdue === true) return <span class="board-due board-overdue">Overdue</span>;
-  const due = inquiry.field('due_at') ? Date.parse(String(record.due_at ?? '')) : Number.NaN;
+  if (stageKind !== 'open' || record.first_response_at != null) return null;
+  const due = Date.parse(String(record.due_at ?? ''));
   if (Number.isNaN(due)) return null;
   if (due <= now) return <span class="board-due board-overdue">Overdue</span>;
   const left = span(due - now);

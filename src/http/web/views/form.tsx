@@ -104,6 +104,30 @@ export function FieldInput(props: {
     );
   }
 
+  if (field.listTarget) {
+    // Ticked from the records there are; the empty value makes "none ticked" a value too.
+    const ticked = new Set(text.split('\n'));
+    return (
+      <fieldset class="field" aria-invalid={invalid} aria-describedby={described}>
+        <legend>{field.label}</legend>
+        <input type="hidden" name={field.name} value="" />
+        <div class="ticks">
+          {(choices.get(field.listTarget.name) ?? []).map((c) => (
+            <label>
+              <input type="checkbox" name={field.name} value={c.id} checked={ticked.has(c.id)} /> {c.title}
+            </label>
+          ))}
+        </div>
+        {hint ? (
+          <p class="field-hint" id={`${id}-hint`}>
+            {hint}
+          </p>
+        ) : null}
+        <FieldError id={errorId} messages={errors} />
+      </fieldset>
+    );
+  }
+
   let control: JSX.Element;
   if (field.target) {
     const options = choices.get(field.target.name) ?? [];
@@ -128,7 +152,7 @@ export function FieldInput(props: {
         </select>
       </>
     );
-  } else if (field.choices) {
+  } else if (field.choices && field.kind.textual) {
     control = (
       <select id={id} name={field.name} aria-invalid={invalid} aria-describedby={described}>
         {field.choices.map((c) => (

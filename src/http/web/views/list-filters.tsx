@@ -176,7 +176,7 @@ export function Filters(props: { resource: Resource; query: Query; choices: Choi
     >
       <div class="filters search-row">
         <div class="field">
-          <label for="field-search">Search {resource.name}</label>
+          <label for="field-search">Search {resource.plural}</label>
           <input
             id="field-search"
             type="search"

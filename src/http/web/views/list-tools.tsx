@@ -43,7 +43,7 @@ function SavedViews({ ctx, resource, list }: { ctx: PageContext; resource: Resou
       <ul>
         <li>
           <a href={`/${resource.name}`} aria-current={list.all ? 'page' : undefined}>
-            All {resource.name}
+            All {resource.plural}
           </a>
         </li>
         {list.views!.map((v) => (

@@ -59,8 +59,13 @@ interface ValueProps {
 
 export function Value({ field, value, choices, locale }: ValueProps) {
   if (value === null || value === undefined || value === '') return <span class="muted">—</span>;
-  if (field.target)
-    return <>{choices.get(field.target.name)?.find((c) => c.id === String(value))?.title ?? `#${String(value)}`}</>;
+  const titleOf = (target: Resource, id: unknown) =>
+    choices.get(target.name)?.find((c) => c.id === String(id))?.title ?? `#${String(id)}`;
+  if (field.target) return <>{titleOf(field.target, value)}</>;
+  if (field.listTarget && Array.isArray(value)) {
+    const target = field.listTarget;
+    return value.length ? value.map((id) => titleOf(target, id)).join(', ') : <span class="muted">—</span>;
+  }
   if (field.kind.options) {
     const current = field.kind.toInput(value);
     return <>{optionsOf(field).find((o) => o.value === current)?.label ?? String(value)}</>;
@@ -292,7 +297,7 @@ export function Results(props: IndexProps) {
       ) : result.data.length === 0 ? (
         <div class="card empty">
           <p>
-            No {resource.name} match{query.search ? <> “{String(query.search)}”</> : null}.
+            No {resource.plural} match{query.search ? <> “{String(query.search)}”</> : null}.
           </p>
           <p>
             <a href={`/${resource.name}`}>Clear the search and filters</a>
@@ -302,7 +307,7 @@ export function Results(props: IndexProps) {
         // Many columns scroll sideways in their box (the header then stays with the table, not the window).
         <div class={`table-wrap list-wrap${fields.length > 10 ? ' wide wider' : fields.length > 7 ? ' wide' : ''}`}>
           <table class="list-table">
-            <caption class="visually-hidden">{title(resource.name)}</caption>
+            <caption class="visually-hidden">{title(resource.plural)}</caption>
             <thead>
               <tr>
                 {fields.map((f, i) => (
@@ -342,9 +347,9 @@ export function IndexPage(props: IndexProps) {
   const { ctx, resource, query } = props;
   const exportQuery = { search: query.search, filter: query.filter, from: query.from, to: query.to, sort: query.sort };
   return (
-    <Layout ctx={ctx} title={title(resource.name)}>
+    <Layout ctx={ctx} title={title(resource.plural)}>
       <div class="toolbar">
-        <h1>{title(resource.name)}</h1>
+        <h1>{title(resource.plural)}</h1>
         <div class="actions">
           {may(ctx.viewer, resource, 'create') ? (
             <a class="button" href={`/${resource.name}/new`}>
@@ -385,7 +390,7 @@ function HasManyPanel(props: { ctx: PageContext; owner: Resource; record: Row; p
   const total = result.meta.total ?? result.data.length;
   const ownerId = String(record[owner.primaryKey.name]);
   const all = `/${resource.name}?filter[${field.name}]=${ownerId}`;
-  const heading = `${title(resource.name)} · ${field.label}`;
+  const heading = `${title(resource.plural)} · ${field.label}`;
   const done = resource.field(DONE_FIELD);
   const due = resource.field('due_at');
   const here = `/${owner.name}/${ownerId}`;
@@ -428,7 +433,7 @@ function HasManyPanel(props: { ctx: PageContext; owner: Resource; record: Row; p
       {total > result.data.length && (
         <p>
           <a href={all}>
-            All {total.toLocaleString('en-US')} {resource.name}
+            All {total.toLocaleString('en-US')} {resource.plural}
           </a>
         </p>
       )}
@@ -620,7 +625,7 @@ export function DetailPage(props: {
   return (
     <Layout ctx={ctx} title={recordTitle(resource, record)}>
       <p>
-        <a href={`/${resource.name}`}>← All {resource.name}</a>
+        <a href={`/${resource.name}`}>← All {resource.plural}</a>
       </p>
       <div class="toolbar">
         <h1>{recordTitle(resource, record)}</h1>
@@ -710,7 +715,7 @@ export function RecordForm({ ctx, resource, record, values, errors, etag, choice
   return (
     <Layout ctx={ctx} title={heading}>
       <p>
-        <a href={editing ? action : `/${resource.name}`}>← {editing ? 'Back' : `All ${resource.name}`}</a>
+        <a href={editing ? action : `/${resource.name}`}>← {editing ? 'Back' : `All ${resource.plural}`}</a>
       </p>
       <h1>{heading}</h1>
       {note ? <p class="flash flash-info">{note}</p> : null}
@@ -838,7 +843,7 @@ export function DeletePage(props: {
   const { ctx, resource, record, trashDays, work = [], heirs = [], errors } = props;
   const id = String(record.id);
   const title = recordTitle(resource, record);
-  const what = work.map((w) => `${w.count} ${w.count === 1 ? w.resource.singular : w.resource.name}`).join(' and ');
+  const what = work.map((w) => `${w.count} ${w.count === 1 ? w.resource.singular : w.resource.plural}`).join(' and ');
   return (
     <Layout ctx={ctx} title={`Delete ${title}`}>
       <section class="card narrow">
