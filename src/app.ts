@@ -32,6 +32,8 @@ import { trashRoutes } from './http/api/trash.ts';
 import { declareRouteAccess } from './http/access.ts';
 import { authPlugin } from './http/auth.ts';
 import { healthRoutes } from './http/health.ts';
+import { intakeRoutes } from './http/intake.tsx';
+import { purgeIdempotencyKeys } from './resources/intake.ts';
 import { registerJsonParser } from './http/json.ts';
 import { problemSchema, registerOpenApi } from './http/openapi.ts';
 import { clientErrorHandler, registerProblemHandlers, sendFrameworkError } from './http/problem.ts';
@@ -166,6 +168,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         run: (db) => purgeTrash(db, config.trashDays).then(() => {}),
       },
       remindersJob(),
+      { name: 'forget old idempotency keys', everyMs: 60 * 60 * 1000, run: purgeIdempotencyKeys },
       {
         name: 'send notification mails',
         everyMs: 0,
@@ -179,6 +182,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onClose', () => scheduler.stop());
 
   await app.register(healthRoutes(database));
+  await app.register(intakeRoutes(database, accounts.key));
   await app.register(assetRoutes);
   await app.register(async (signedIn) => {
     // The operations check bodies and queries themselves (one place for the API and

@@ -150,7 +150,10 @@ const KIND_CASES: Record<KindName, KindCases> = {
             ...(f.required ? [] : [{ value: [], expect: [] }]),
           ]
         : [
-            { value: [f.choices?.[0] ?? 'a'], expect: [f.choices?.[0] ?? 'a'] },
+            {
+              value: [f.choices?.[0] ?? (f.format ? formats[f.format].samples.valid[0] : 'a')],
+              expect: [f.choices?.[0] ?? (f.format ? formats[f.format].samples.valid[0] : 'a')],
+            },
             ...(f.required ? [] : [{ value: [], expect: [] }]),
           ],
     rejected: (f) => [
@@ -224,7 +227,9 @@ function textCases(): KindCases {
         ];
       }
       if (f.format && f.format !== 'email' && formats[f.format].samples.invalid.length) {
-        return formats[f.format].samples.valid.map((v) => ({ value: v, expect: v }));
+        // Unique per call where the field is unique (a form's slug): each valid sample once.
+        const n = f.unique ? String(++uniqueCounter) : '';
+        return formats[f.format].samples.valid.map((v) => ({ value: `${v}${n}`, expect: `${v}${n}` }));
       }
       if (f.format === 'email') {
         // Unique per call: the same address may not be used twice.
@@ -302,10 +307,14 @@ let uniqueCounter = 0;
 
 /** A valid value of the field: sample 0 or 1 of its kind, unique where the field must be. */
 function sampleOf(field: Field, i: 0 | 1): unknown {
-  if (field.kind.name === 'list') return field.listOf ? [i + 1] : [field.choices?.[i] ?? `item ${i}`];
+  if (field.kind.name === 'list')
+    return field.listOf
+      ? [i + 1]
+      : [field.choices?.[i] ?? (field.format ? formats[field.format].samples.valid[i] : `item ${i}`)];
   if (field.choices && field.kind.textual) return field.choices[Math.min(i, field.choices.length - 1)];
   if (field.format === 'email') return `sample${++uniqueCounter}.${i}@example.com`;
   if (field.unique && field.kind.textual && !field.format) return `${casesOf(field).samples[i]} ${++uniqueCounter}`;
+  if (field.unique && field.format) return formats[field.format].tagged(`u${++uniqueCounter}x${i}`);
   if (field.format && formats[field.format].samples.invalid.length) return formats[field.format].samples.valid[i];
   return casesOf(field).samples[i];
 }

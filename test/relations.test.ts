@@ -50,7 +50,8 @@ for (const dialect of DIALECTS) {
         const valid = await sampler((path, body) => app.post(path, body), new Map([[user, app.admin.id]])).input(
           resource,
           1,
-          'refcheck',
+          // Per field: a resource with two references (an intake form's source and service) makes two records.
+          `refcheck${field.name.replaceAll('_', '')}`,
         );
         const body = { ...valid, [field.name]: 987_654 };
         const created = await app.post(`/api/v1/${resource.name}`, body);

@@ -125,6 +125,8 @@ for (const dialect of DIALECTS) {
       if (resource.name === 'tasks') body = { title: 'a task' };
       if (resource.name === 'stages') body.position = 99;
       if (resource.name === 'assignment-rules') Object.assign(body, { position: 1, users: [Number(app.admin.id)] });
+      if (resource.name === 'intake-forms')
+        Object.assign(body, { slug: `access-${Math.random().toString(36).slice(2)}`, fields: ['email'] });
       if (hasOwners(resource)) body.created_by = creator;
       const made = await app.post(`/api/v1/${resource.name}`, body);
       assert.equal(made.status, 201, made.text);

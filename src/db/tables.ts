@@ -14,6 +14,7 @@ import type { service, source, stage } from '../resources/lookups.ts';
 import type { view } from '../resources/view.ts';
 import type { task } from '../resources/task.ts';
 import type { assignmentRule } from '../resources/assignment-rule.ts';
+import type { intakeForm } from '../resources/intake-form.ts';
 import type { KindName } from '../schema/kinds.ts';
 import type { Declared, FieldDecl } from '../schema/resource.ts';
 
@@ -84,6 +85,16 @@ export interface ServicesTable extends RecordTable<typeof service> {}
 export interface ViewsTable extends RecordTable<typeof view> {}
 export interface TasksTable extends RecordTable<typeof task> {}
 export interface AssignmentRulesTable extends RecordTable<typeof assignmentRule> {}
+export interface IntakeFormsTable extends RecordTable<typeof intakeForm> {}
+
+/** An Idempotency-Key kept for 24 hours (migration 2026-11-25T0006): what it answered, for which body. */
+export interface IdempotencyKeysTable {
+  scope: string;
+  key: string;
+  body_hash: string;
+  reference: string;
+  created_at: Instant;
+}
 
 /** Whose turn it is, per assignment rule (migration 2026-11-25T0004): the user it gave an inquiry to last. */
 export interface AssignmentTurnsTable {
@@ -213,6 +224,8 @@ export interface DB {
   tasks: TasksTable;
   assignment_rules: AssignmentRulesTable;
   assignment_turns: AssignmentTurnsTable;
+  intake_forms: IntakeFormsTable;
+  idempotency_keys: IdempotencyKeysTable;
   notifications: NotificationsTable;
   list_columns: ListColumnsTable;
   settings: SettingsTable;

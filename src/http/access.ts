@@ -56,6 +56,11 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'GET /docs/static/swagger-initializer.js': anyone,
   'GET /docs/static/*': anyone,
   'GET /api/v1/openapi.json': anyone,
+  // The intake forms' public doors; OPTIONS is @fastify/cors's preflight of the JSON door.
+  'POST /api/v1/intake/:slug': anyone,
+  'OPTIONS /api/v1/intake*': anyone,
+  'GET /f/:slug': anyone,
+  'POST /f/:slug': anyone,
   'GET /*': anyone,
 
   // Signing in and out, registering, resets, invitations, verification: the account flows.

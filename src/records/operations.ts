@@ -1,6 +1,7 @@
 // The operations on records. The JSON API and the web pages both call these;
 // neither talks to the database directly. Each write runs in one transaction.
-import type { Executor } from '../db/tables.ts';
+import { sql } from 'kysely';
+import { asRecordTables, type Executor } from '../db/tables.ts';
 import { AppError, type FieldErrors, notFound } from '../errors.ts';
 import { encodeCursor, parseListQuery, type ReadScope } from '../derive/list-query.ts';
 import { countsOf, type Field, type Resource } from '../schema/resource.ts';
@@ -156,11 +157,25 @@ async function uniqueAsFieldError<T>(
       throw errors ? new AppError(422, 'validation_failed', 'The request has invalid fields.', errors) : error;
     }
     if (!isUniqueViolation(error)) throw error;
-    const field = resource.fields.find((f) => f.unique && f.name in values);
-    if (!field) throw new AppError(409, 'conflict', 'Another record already holds one of these values.');
-    throw new AppError(422, 'validation_failed', 'The request has invalid fields.', {
-      [field.name]: ['is already taken'],
-    });
+    // The unique fields written whose value another record holds (compared as the unique indexes do: lower-cased).
+    const written = resource.fields.filter((f) => f.unique && values[f.name] != null);
+    const taken = [];
+    for (const f of written) {
+      const holder = await asRecordTables(ctx.database.db)
+        .selectFrom(resource.table)
+        .select(resource.primaryKey.name)
+        .where(sql`lower(${sql.ref(f.name)})`, '=', String(values[f.name]).toLowerCase())
+        .executeTakeFirst();
+      if (holder) taken.push(f);
+    }
+    const fields = taken.length ? taken : written.slice(0, 1);
+    if (fields.length === 0) throw new AppError(409, 'conflict', 'Another record already holds one of these values.');
+    throw new AppError(
+      422,
+      'validation_failed',
+      'The request has invalid fields.',
+      Object.fromEntries(fields.map((f) => [f.name, ['is already taken']])),
+    );
   }
 }
 
@@ -387,7 +402,8 @@ export function stamp(
   for (const f of resource.fields) {
     if (!before && !(f.name in values)) {
       if (f.default !== undefined) out[f.name] = f.default;
-      if (f.defaultActor) out[f.name] = Number(actor.id);
+      // The system acting for nobody (id 0: a public form) made it: no creator.
+      if (f.defaultActor) out[f.name] = actor.id > 0n ? Number(actor.id) : null;
     }
     if (f.timestamp === 'create' && !before) out[f.name] = now;
     if (f.timestamp === 'update') out[f.name] = now;
@@ -429,7 +445,13 @@ export function insertPrepared(trx: Executor, ctx: Context, resource: Resource, 
   return insertRow(trx, resource, values, entryOf(ctx, resource, 'created', null, null));
 }
 
-export async function createRecord(ctx: Context, resource: Resource, body: unknown): Promise<RecordResult> {
+/** `within`: more work in the create's transaction, once the record is written (an intake's idempotency key). */
+export async function createRecord(
+  ctx: Context,
+  resource: Resource,
+  body: unknown,
+  within?: (trx: Executor, record: Row) => Promise<void>,
+): Promise<RecordResult> {
   const values = await prepareCreate(ctx, resource, body);
   const { db } = ctx.database;
   const hooks = rulesOf(resource);
@@ -440,6 +462,7 @@ export async function createRecord(ctx: Context, resource: Resource, body: unkno
       const id = await insertPrepared(trx, ctx, resource, values);
       await noticeAssignments(trx, ctx, resource, [{ id, before: null, values }]);
       const record = (await selectById(trx, resource, id))!;
+      await within?.(trx, record);
       return { record, after: await hooks.afterCreate?.(trx, ctx, record, body as Row) };
     }),
   );

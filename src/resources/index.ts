@@ -12,8 +12,9 @@ import { taskRules } from './task-rules.ts';
 import { user } from './user.ts';
 import { assignmentRule } from './assignment-rule.ts';
 import { assignmentRuleRules } from './assignment.ts';
+import { intakeForm } from './intake-form.ts';
 
-export { assignmentRule, contact, inquiry, note, service, source, stage, task, user, view };
+export { assignmentRule, contact, intakeForm, inquiry, note, service, source, stage, task, user, view };
 
 /** Every declared resource: the seed's, in its order, then ours. */
 export const resources: readonly Resource[] = [
@@ -27,6 +28,7 @@ export const resources: readonly Resource[] = [
   view,
   task,
   assignmentRule,
+  intakeForm,
 ];
 linkResources(
   resources,

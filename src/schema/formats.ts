@@ -4,14 +4,14 @@
 // tests. Adding a format touches only this file.
 import { fail, ok, type Parsed } from './values.ts';
 
-export type FormatName = 'email' | 'uri' | 'phone';
+export type FormatName = 'email' | 'uri' | 'phone' | 'slug' | 'origin';
 
 export interface Format {
   /** The JSON schema `format` (OpenAPI), when JSON schema has one. */
   schemaFormat?: string;
   /** The seed's (Laravel's) rule for it. */
   rule?: string;
-  input: 'email' | 'url' | 'tel';
+  input: 'email' | 'url' | 'tel' | 'text';
   /** Checks a value that is already valid text. */
   parse(text: string): Parsed<string>;
   /** Where the value links to when shown; none for a value that is not safe to link. */
@@ -70,4 +70,42 @@ const phone: Format = {
   tagged: (tag) => `+1 555 0100 ${tag}`,
 };
 
-export const formats: Record<FormatName, Format> = { email, uri, phone };
+// A name in an address (/f/<slug>): lower-case letters and digits, words joined by single dashes.
+const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+const slug: Format = {
+  input: 'text',
+  parse: (text) =>
+    SLUG.test(text) ? ok(text) : fail('must be lower-case letters and digits, words joined by dashes: contact-us'),
+  href: () => undefined,
+  samples: { valid: ['contact-us', 'spring-2027'], invalid: ['Contact Us', 'a--b', '-a', 'ä'] },
+  tagged: (tag) =>
+    `form-${tag
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')}`,
+};
+
+// A web origin: the scheme, the host and the port a browser sends in its Origin header; no path.
+const origin: Format = {
+  input: 'url',
+  parse(text) {
+    const url = webUrl(text);
+    return url && url.origin === text.replace(/\/$/, '')
+      ? ok(url.origin)
+      : fail('must be an origin such as https://www.example.com (no path)');
+  },
+  href: (value) => webUrl(value)?.href,
+  samples: {
+    valid: ['https://www.example.com', 'http://localhost:8080'],
+    invalid: ['www.example.com', 'https://example.com/form', 'ftp://example.com'],
+  },
+  tagged: (tag) =>
+    `https://${
+      tag
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-|-$/g, '') || 'x'
+    }.example.org`,
+};
+
+export const formats: Record<FormatName, Format> = { email, uri, phone, slug, origin };

@@ -33,6 +33,8 @@ export interface FieldShape {
   listOf?: string;
   /** The smallest value an integer field takes (a count, a number of minutes: 1). */
   min?: number;
+  /** No two records share the value (a sample must differ per record). */
+  unique?: boolean;
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -144,7 +146,7 @@ function textKind(name: 'string' | 'text', seedType: string, defaultInput: Input
     display: plain,
     sample(f, n, tag) {
       if (f.choices) return f.choices[n % f.choices.length];
-      if (f.format) return formats[f.format].tagged(tag);
+      if (f.format) return formats[f.format].tagged(f.unique ? `${tag}-${n}` : tag);
       return [...`${tag} Zoë ✓ ${'x'.repeat(n % 40)}`].slice(0, f.max).join('').trim();
     },
   };
@@ -361,7 +363,12 @@ const list: FieldKind = {
       .filter(Boolean),
   toInput: (value) => (Array.isArray(value) ? value.join('\n') : asText(value)),
   display: (value) => ({ text: (value as unknown[]).join(', ') }),
-  sample: (f, n) => (f.listOf ? [] : f.choices ? [f.choices[n % f.choices.length]] : [`item ${n}`]),
+  sample: (f, n, tag) =>
+    f.listOf
+      ? []
+      : f.choices
+        ? [f.choices[n % f.choices.length]]
+        : [f.format ? formats[f.format].tagged(tag) : `item ${n}`],
 };
 
 /**

@@ -194,6 +194,20 @@ for (const dialect of DIALECTS) {
               const id = String(answer.body.data.id);
               if (create) list.push(id);
               history.push({ seq: s, resource: resource.name, id, record: asListed(answer.body.data) });
+              // A write may change the records it names too (a note is an inquiry's first response): their state
+              // after this write is read back.
+              for (const field of resource.fields) {
+                const named = answer.body.data[field.name];
+                if (!field.target || named === null || named === undefined || !WRITTEN.includes(field.target)) continue;
+                const read = await client.get(`/api/v1/${field.target.name}/${named}`);
+                if (read.status === 200)
+                  history.push({
+                    seq: s,
+                    resource: field.target.name,
+                    id: String(named),
+                    record: asListed(read.body.data),
+                  });
+              }
             }
           })();
           // (A refused write ends the writer: the wait ends with it instead of waiting for ever.)

@@ -346,10 +346,14 @@ for (const dialect of DIALECTS) {
 
       const started = Date.now();
       t.diagnostic(`LEADBOOK_TEST_DIALECTS=${dialect} LEADBOOK_FUZZ_SEED=${SEED}; ${CASES} cases`);
+      // Every route once first (1,000 random draws missed one of 134 routes about one run in thirteen), then at random.
+      const everyRoute = operations.map(
+        (operation, i) => [fc.sample(requestArb([operation], words), { numRuns: 1, seed: SEED + i })[0]!] as const,
+      );
       await fc.assert(property, {
         numRuns: CASES,
         seed: SEED,
-        ...(PATH ? { path: PATH } : {}),
+        ...(PATH ? { path: PATH } : { examples: everyRoute.map(([request]) => [request]) }),
         includeErrorInReport: true,
         plugins: [fc.interruptAfterTimeLimit(TIME_LIMIT_MS, { failOnInterrupt: true })],
       });

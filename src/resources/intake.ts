@@ -1,0 +1,201 @@
+// Inquiries that arrive by themselves (CONTRACT.md, "Intake"): a public form's
+// submission becomes an inquiry through the same create as any other (the
+// contact match, then the assignment rules), by the system (`via: intake`, no
+// creator). What does not come from a person is answered as if it did and
+// stored nowhere, only counted on the form: a filled trap field (`website`), or
+// a hosted form sent within 2 s of being served or after 24 h (its render
+// token, signed with the app's key, says when). An `Idempotency-Key` is kept
+// for 24 hours with a hash of the submission, in the create's transaction: the
+// same key and body answer the same reference and create nothing; another
+// body is refused.
+import { AppError, type FieldErrors } from '../errors.ts';
+import type { Database } from '../db/connection.ts';
+import type { Executor } from '../db/tables.ts';
+import { createRecord } from '../records/operations.ts';
+import type { Row } from '../records/repository.ts';
+import { formats } from '../schema/formats.ts';
+import { INTAKE_FIELDS } from './intake-form.ts';
+import { inquiry } from './inquiry.ts';
+import { hmac, randomToken, safeEqual, sha256 } from '../accounts/secrets.ts';
+
+/** How long a hosted form's token and an idempotency key live. */
+export const DAY_MS = 24 * 60 * 60 * 1000;
+/** A person needs longer than this to fill in a form. */
+const TOO_FAST_MS = 2000;
+/** The fields a submission may carry besides the form's: the trap, the hosted form's token. */
+export const TRAP = 'website';
+export const TOKEN = '_t';
+const MAX_KEY = 255;
+
+export interface IntakeForm {
+  id: bigint;
+  slug: string;
+  fields: string[];
+  required: string[];
+  source_id: number | null;
+  service_id: number | null;
+  success_message: string;
+  allowed_origins: string[];
+}
+
+/** The active form with this slug (an address that cannot be a slug names none: a NUL would not reach PostgreSQL). */
+export async function findForm(db: Executor, slug: string): Promise<IntakeForm | undefined> {
+  if (!formats.slug.parse(slug).ok || slug.length > 60) return undefined;
+  const row = await db
+    .selectFrom('intake_forms')
+    .selectAll()
+    .where('slug', '=', slug)
+    .where('active', '=', true)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const list = (v: string | null) => (v ? (JSON.parse(v) as string[]) : []);
+  const required = list(row.required);
+  return {
+    id: BigInt(String(row.id)),
+    slug: row.slug,
+    // A required field is asked, whether or not the fields name it.
+    fields: [...new Set([...list(row.fields), ...required])],
+    required,
+    source_id: row.source_id === null ? null : Number(row.source_id),
+    service_id: row.service_id === null ? null : Number(row.service_id),
+    success_message: row.success_message,
+    allowed_origins: list(row.allowed_origins),
+  };
+}
+
+/** The hosted form's render token: when it was served, signed for this form. */
+export function renderToken(key: Buffer, form: IntakeForm, now = Date.now()): string {
+  return `${now}.${hmac(key, `intake ${String(form.id)} ${now}`)}`;
+}
+
+/** How long ago a token was served; null when it is not one of ours for this form. */
+function tokenAge(key: Buffer, form: IntakeForm, token: unknown, now: number): number | null {
+  const [at, signature] = typeof token === 'string' ? token.split('.') : [];
+  if (!at || !signature || !/^\d{1,15}$/.test(at)) return null;
+  return safeEqual(signature, hmac(key, `intake ${String(form.id)} ${at}`)) ? now - Number(at) : null;
+}
+
+export interface Received {
+  reference: string;
+  /** Thrown away as spam (answered the same way). */
+  dropped: boolean;
+}
+
+const present = (v: unknown) => v !== undefined && v !== null && !(typeof v === 'string' && v.trim() === '');
+
+/** Why a submission is spam, if it is (see the top of the file). */
+function spam(key: Buffer, form: IntakeForm, body: Row, hosted: boolean): boolean {
+  if (present(body[TRAP])) return true;
+  if (!hosted) return false;
+  const age = tokenAge(key, form, body[TOKEN], Date.now());
+  return age === null || age < TOO_FAST_MS || age > DAY_MS;
+}
+
+/** The submission as inquiry input: only the form's fields, checked against it; the form's source and service. */
+function inquiryInput(form: IntakeForm, body: Row): Row {
+  const errors: FieldErrors = {};
+  for (const name of Object.keys(body))
+    if (name !== TRAP && name !== TOKEN && !form.fields.includes(name))
+      errors[name] = [
+        (INTAKE_FIELDS as readonly string[]).includes(name)
+          ? 'is not asked by this form'
+          : 'is not a field of this form',
+      ];
+  for (const name of form.required) if (!present(body[name])) errors[name] = ['is required'];
+  if (Object.keys(errors).length) throw new AppError(422, 'validation_failed', 'The form has invalid fields.', errors);
+  const input: Row = Object.fromEntries(form.fields.filter((f) => present(body[f])).map((f) => [f, body[f]]));
+  if (form.source_id !== null) input.source_id = form.source_id;
+  if (form.service_id !== null) input.service_id = form.service_id;
+  return input;
+}
+
+class KeyTaken extends Error {}
+
+/** Stores the key of this submission unless it is there already (then KeyTaken rolls the create back). */
+async function keep(trx: Executor, form: IntakeForm, key: string, hash: string, reference: string): Promise<void> {
+  const kept = await trx
+    .insertInto('idempotency_keys')
+    .values({ scope: `intake:${form.slug}`, key, body_hash: hash, reference, created_at: new Date().toISOString() })
+    .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
+    .returning('key')
+    .executeTakeFirst();
+  if (!kept) throw new KeyTaken();
+}
+
+/** The reference of a key kept within the last 24 hours; 422 when it was kept for another body. */
+async function replay(db: Executor, form: IntakeForm, key: string, hash: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('idempotency_keys')
+    .select(['body_hash', 'reference'])
+    .where('scope', '=', `intake:${form.slug}`)
+    .where('key', '=', key)
+    .where('created_at', '>', new Date(Date.now() - DAY_MS).toISOString())
+    .executeTakeFirst();
+  if (!row) return undefined;
+  if (row.body_hash !== hash)
+    throw new AppError(
+      422,
+      'idempotency_key_reused',
+      'This Idempotency-Key was used in the last 24 hours for another submission.',
+      { 'Idempotency-Key': ['was used for another body'] },
+    );
+  return row.reference;
+}
+
+/** Takes one submission (see the top of the file). `hosted`: from the page at /f/<slug>, with its render token. */
+export async function receive(
+  database: Database,
+  signing: Buffer,
+  form: IntakeForm,
+  body: unknown,
+  options: { hosted: boolean; idempotencyKey?: string },
+): Promise<Received> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new AppError(422, 'validation_failed', 'Send the form’s fields as an object.', {
+      body: ['must be an object of the form’s fields'],
+    });
+  const submitted = body as Row;
+  const key = options.idempotencyKey;
+  if (key !== undefined && (key.length === 0 || key.length > MAX_KEY))
+    throw new AppError(422, 'validation_failed', 'The Idempotency-Key header is not usable.', {
+      'Idempotency-Key': [`must be 1 to ${MAX_KEY} characters`],
+    });
+  if (spam(signing, form, submitted, options.hosted)) {
+    await database.db
+      .updateTable('intake_forms')
+      .set((eb) => ({ dropped: eb('dropped', '+', 1) }))
+      .where('id', '=', form.id)
+      .execute();
+    return { reference: randomToken(12), dropped: true };
+  }
+  const input = inquiryInput(form, submitted);
+  const hash = sha256(JSON.stringify(Object.entries(input).sort(([a], [b]) => a.localeCompare(b))));
+  if (key !== undefined) {
+    const earlier = await replay(database.db, form, key, hash);
+    if (earlier) return { reference: earlier, dropped: false };
+  }
+  const reference = randomToken(12);
+  try {
+    await createRecord(
+      { database, via: 'intake', actor: { id: 0n, role: 'admin' } },
+      inquiry,
+      input,
+      key === undefined ? undefined : (trx) => keep(trx, form, key, hash, reference),
+    );
+  } catch (error) {
+    if (!(error instanceof KeyTaken)) throw error;
+    // Another submission with this key committed first: answer as it was answered.
+    const earlier = await replay(database.db, form, key!, hash);
+    if (earlier) return { reference: earlier, dropped: false };
+    throw error;
+  }
+  return { reference, dropped: false };
+}
+
+/** Forgets idempotency keys older than 24 hours (the scheduler). */
+export async function purgeIdempotencyKeys(db: Executor): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<', new Date(Date.now() - DAY_MS).toISOString())
+    .execute();
+}
