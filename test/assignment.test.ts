@@ -237,6 +237,9 @@ for (const dialect of DIALECTS) {
       // A later note does not move it.
       await app.request('POST', `/api/v1/inquiries/${id}/notes`, { json: { body: 'Again.' }, token: ana.token });
       assert.equal((await app.get(`/api/v1/inquiries/${id}`)).body.data.first_response_at, answered.first_response_at);
+      // The dashboard's median first response per assignee: Ana answered this one, within a minute, and no other.
+      const dashboard = (await (await pageSignIn(app, app.admin)).get('/')).text;
+      assert.match(dashboard, /<th scope="row">Ana Turn<\/th><td>0 min<\/td><td>0 min<\/td><td>1<\/td>/);
 
       // A stage change, and a task done, are responses too.
       const stages = (await app.get('/api/v1/stages?sort=position')).body.data;

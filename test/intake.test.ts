@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
 import { type Teammate, teammate } from './helpers/team.ts';
+import { pageSignIn } from './reliability/helpers/security.ts';
 
 const ALLOWED = 'https://www.example.com';
 
@@ -94,6 +95,16 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(encoded.status, 202, encoded.text);
       assert.equal((await inquiriesNamed('Fred Form')).length, 1);
+      // A browser posting the settings page's HTML snippet is answered with the form's message, as a page.
+      const browser = await app.request('POST', '/api/v1/intake/contact-us', {
+        body: new URLSearchParams({ name: 'Bea Browser', email: 'bea@example.org', website: '' }).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html,*/*' },
+        token: null,
+      });
+      assert.equal(browser.status, 202);
+      assert.match(browser.headers.get('content-type') ?? '', /text\/html/);
+      assert.match(browser.text, /Thank you: we have your message/);
+      assert.equal((await inquiriesNamed('Bea Browser')).length, 1);
     });
 
     test('unknown and missing fields are refused by name, and nothing is written', async () => {
@@ -125,6 +136,11 @@ for (const dialect of DIALECTS) {
       assert.ok(res.body.reference);
       assert.equal((await inquiriesNamed('Spam Bot')).length, 0);
       assert.equal(await droppedCount(), before + 1);
+      // Admins see the count, and the snippets that put the form on their site, on the settings page.
+      const settings = (await (await pageSignIn(app, app.admin)).get('/settings')).text;
+      assert.match(settings, new RegExp(`Contact us[\\s\\S]*?${before + 1} dropped as spam`));
+      assert.match(settings, /iframe src=(?:"|&quot;)http:\/\/127\.0\.0\.1:\d+\/f\/contact-us/);
+      assert.match(settings, /action=(?:"|&quot;)http:\/\/127\.0\.0\.1:\d+\/api\/v1\/intake\/contact-us/);
     });
 
     test('an Idempotency-Key answers a retry the same, once, even racing; another body with it is refused', async () => {

@@ -77,6 +77,16 @@ function HostedPage({ title, children }: { title: string; children: unknown }) {
   );
 }
 
+function ThankYou({ form }: { form: IntakeForm }) {
+  return (
+    <HostedPage title="Thank you">
+      <p class="flash flash-success" role="status">
+        {form.success_message}
+      </p>
+    </HostedPage>
+  );
+}
+
 /** This page, and only it, may be framed by the form's allowed origins. */
 function frameableBy(reply: FastifyReply, form: IntakeForm): void {
   const policy = String(reply.raw.getHeader('content-security-policy') ?? '');
@@ -158,6 +168,8 @@ export function intakeRoutes(database: Database, key: AppKey) {
               hosted: false,
               idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined,
             });
+            // A plain HTML form on another site (the settings page's snippet) gets the page a person can read.
+            if (/text\/html/.test(request.headers.accept ?? '')) return sendPage(reply, <ThankYou form={form} />, 202);
             return reply.code(202).send({ reference });
           },
         );
@@ -200,14 +212,7 @@ export function intakeRoutes(database: Database, key: AppKey) {
           422,
         );
       }
-      return sendPage(
-        reply,
-        <HostedPage title="Thank you">
-          <p class="flash flash-success" role="status">
-            {form.success_message}
-          </p>
-        </HostedPage>,
-      );
+      return sendPage(reply, <ThankYou form={form} />);
     });
   };
 }

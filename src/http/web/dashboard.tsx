@@ -5,6 +5,7 @@ import { referenceChoices } from '../../records/references.ts';
 import type { Database } from '../../db/connection.ts';
 import { listRecords, type Context } from '../../records/operations.ts';
 import { contact, inquiry, task } from '../../resources/index.ts';
+import { responseTimes, spoken, WINDOWS } from '../../resources/response-times.ts';
 import { optionsOf, type Resource, unsetWordOf } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
 import { pageContext } from './context.ts';
@@ -91,7 +92,7 @@ export function dashboardPage(database: Database) {
       const ctx = contextOf(database, request);
       const me = String(request.user!.id);
       const states = inquiry.visible.filter((f) => f.kind.options);
-      const [contacts, inquiries, overdue, byState, mine, latest, tasks] = await Promise.all([
+      const [contacts, inquiries, overdue, byState, mine, latest, tasks, speed] = await Promise.all([
         total(ctx, contact),
         total(ctx, inquiry),
         total(ctx, inquiry, { overdue: 'true' }),
@@ -109,6 +110,7 @@ export function dashboardPage(database: Database) {
           sort: 'due_at',
           per_page: String(TASKS_SHOWN),
         }),
+        responseTimes(database.db),
       ]);
       const choices = await referenceChoices(database, inquiry, [...mine.data, ...latest.data]);
       const page = pageContext(request, reply);
@@ -163,6 +165,36 @@ export function dashboardPage(database: Database) {
               </tbody>
             </table>
           </div>
+          {speed.length ? (
+            <>
+              <h2>First response</h2>
+              <div class="table-wrap">
+                <table>
+                  <caption class="visually-hidden">Median time from arrival to first response, per assignee</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Assignee</th>
+                      {WINDOWS.map((d) => (
+                        <th scope="col">Median, last {d} days</th>
+                      ))}
+                      <th scope="col">Answered in {WINDOWS[WINDOWS.length - 1]} days</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {speed.map((s) => (
+                      <tr>
+                        <th scope="row">{s.name}</th>
+                        {WINDOWS.map((d) => (
+                          <td>{spoken(s.median[d] ?? null)}</td>
+                        ))}
+                        <td>{s.answered}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </>
+          ) : null}
           <MyTasks ctx={page} tasks={tasks.data} total={tasks.meta.total ?? tasks.data.length} me={me} />
           <h2>Assigned to me</h2>
           <Results

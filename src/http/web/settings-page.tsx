@@ -8,7 +8,7 @@ import { currentLabels, type Labels, STATE_WORDS, saveLabels } from '../../recor
 import { choicesOf } from '../../records/references.ts';
 import { dryRun } from '../../resources/assignment.ts';
 import { MATCH_KEYS } from '../../resources/assignment-rule.ts';
-import { assignmentRule, inquiry, recordResources, service, source, stage } from '../../resources/index.ts';
+import { assignmentRule, inquiry, intakeForm, recordResources, service, source, stage } from '../../resources/index.ts';
 import { kinds } from '../../schema/kinds.ts';
 import { stateFieldsOf } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
@@ -40,7 +40,16 @@ export function settingsPage(database: Database) {
         MATCH_KEYS.flatMap((k) => (typeof query[k] === 'string' && query[k] ? [[k, query[k]]] : [])),
       );
       const tried = query.try ? await dryRun(database.db, asked) : undefined;
-      const [services, sources] = await Promise.all([choicesOf(database, service), choicesOf(database, source)]);
+      const [services, sources, forms] = await Promise.all([
+        choicesOf(database, service),
+        choicesOf(database, source),
+        database.db
+          .selectFrom('intake_forms')
+          .select(['id', 'name', 'slug', 'fields', 'required', 'dropped', 'active'])
+          .orderBy('name')
+          .execute(),
+      ]);
+      const origin = `${request.protocol}://${request.host}`;
       const page = pageContext(request, reply);
       return sendPage(
         reply,
@@ -70,6 +79,54 @@ export function settingsPage(database: Database) {
                 <a href={`/${service.name}`}>Services</a>: what they are about.
               </li>
             </ul>
+          </section>
+          <section class="card" id="intake" aria-labelledby="intake-heading">
+            <h2 id="intake-heading">Inquiries from your website</h2>
+            <p>
+              <a href={`/${intakeForm.name}`}>Intake forms</a>: public forms that bring inquiries in by themselves. Each
+              is a page of its own, or a snippet for your site; spam is thrown away and counted.
+            </p>
+            {forms.map((f) => {
+              const asked = [
+                ...new Set([...JSON.parse(f.fields ?? '[]'), ...JSON.parse(f.required ?? '[]')]),
+              ] as string[];
+              const iframe =
+                `<iframe src="${origin}/f/${f.slug}" title="${f.name}" ` +
+                'style="width:100%;min-height:40rem;border:0"></iframe>';
+              const html = [
+                `<form method="post" action="${origin}/api/v1/intake/${f.slug}">`,
+                ...asked.map((name) => `  <label>${inquiry.field(name)?.label ?? name} <input name="${name}"></label>`),
+                // The trap field: people never see it; a program that fills in every box does.
+                '  <input name="website" tabindex="-1" autocomplete="off" aria-hidden="true"' +
+                  ' style="position:absolute;left:-10000px">',
+                '  <button type="submit">Send</button>',
+                '</form>',
+              ].join('\n');
+              return (
+                <details class="intake-form">
+                  <summary>
+                    {f.name} {f.active ? null : <span class="muted">(inactive)</span>} ·{' '}
+                    <span class="muted">{Number(f.dropped)} dropped as spam</span>
+                  </summary>
+                  <p>
+                    The page: <a href={`/f/${f.slug}`}>{`${origin}/f/${f.slug}`}</a> ·{' '}
+                    <a href={`/${intakeForm.name}/${String(f.id)}/edit`}>Edit the form</a>
+                  </p>
+                  <div class="field">
+                    <label for={`snippet-frame-${String(f.id)}`}>Embed the page (allow your site in its origins)</label>
+                    <textarea id={`snippet-frame-${String(f.id)}`} readOnly rows={3}>
+                      {iframe}
+                    </textarea>
+                  </div>
+                  <div class="field">
+                    <label for={`snippet-form-${String(f.id)}`}>Or paste a plain HTML form</label>
+                    <textarea id={`snippet-form-${String(f.id)}`} readOnly rows={asked.length + 4}>
+                      {html}
+                    </textarea>
+                  </div>
+                </details>
+              );
+            })}
           </section>
           <section class="card" id="assignment" aria-labelledby="assignment-heading">
             <h2 id="assignment-heading">Who gets new inquiries</h2>
