@@ -226,6 +226,14 @@ async function main() {
       users: [agentId],
     });
     await api('PATCH', `/api/v1/inquiries/${inquiryIds[2]}`, { due_at: '2026-01-10T09:00:00Z', assigned_to: agentId });
+    await api('POST', '/api/v1/intake-forms', {
+      name: 'Website contact form',
+      slug: 'contact',
+      fields: ['name', 'email', 'phone', 'country', 'detail'],
+      required: ['name', 'email'],
+      source_id: 1,
+      allowed_origins: ['https://www.example.com'],
+    });
     // The scheduler (every 5 s) finds the task that is due.
     await new Promise((r) => setTimeout(r, 5500));
 
@@ -304,6 +312,14 @@ async function main() {
     await shoot({ name: 'inquiries-new-from-contact', go: goto(`/inquiries/new?from=${contactIds[4]}`), reload: true });
     await shoot({ name: 'assignment-rules', go: goto('/assignment-rules?sort=position'), reload: true });
     await shoot({ name: 'assignment-rules-new', go: goto('/assignment-rules/new'), reload: true });
+    await shoot({ name: 'intake-hosted', go: goto('/f/contact'), reload: true });
+    await shoot({
+      name: 'settings-intake',
+      go: async (p) => {
+        await p.goto('/settings#intake');
+        await p.locator('#intake summary').first().click();
+      },
+    });
     await shoot({ name: 'settings-dry-run', go: goto('/settings?try=1&country=portugal#assignment'), reload: true });
     await shoot({ name: 'users-index', go: goto('/users'), reload: true });
     await shoot({ name: 'users-new', go: goto('/users/new'), reload: true });
