@@ -298,15 +298,45 @@ export async function sendNotificationMails(
   return sent;
 }
 
+/** What came due: a record, its assignee, its due time. */
+type Due = { id: unknown; assigned_to: unknown; due_at: unknown };
+
+/** Tells each assignee once per record and due time (the key holds the due time: moved later, it tells again). */
+function noticeDue(db: Executor, kind: NotificationKind, resource: string, due: readonly Due[]): Promise<void> {
+  return notify(
+    db,
+    due.map((r) => ({
+      user_id: BigInt(String(r.assigned_to)),
+      kind,
+      resource,
+      record_id: BigInt(String(r.id)),
+      dedupe: `${kind}:${String(r.id)}:${new Date(String(r.due_at)).toISOString()}`,
+    })),
+  );
+}
+
 /**
- * The scheduler's other reminder: each open inquiry past its due time with no response yet tells its assignee once
- * ("your inquiry is overdue"; the dedupe key holds the due time). Reads what fell due or changed since `since`.
+ * The scheduler's reminders (see noticeDue). Each looks at what fell due since `since` or changed since then (a due
+ * time moved into the past), so that a run reads only what is new. A task due tells its assignee; so does an open
+ * inquiry past its due time with no response yet ("your inquiry is overdue").
  */
-export async function noticeOverdue(db: Executor, since: Date, now = new Date()): Promise<number> {
+export async function remindDueTasks(db: Executor, since: Date, now = new Date()): Promise<void> {
+  const due = await db
+    .selectFrom('tasks')
+    .select(['id', 'assigned_to', 'due_at'])
+    .where('done_at', 'is', null)
+    .where('assigned_to', 'is not', null)
+    .where('due_at', '<=', now.toISOString())
+    .where((eb) => eb.or([eb('due_at', '>', since.toISOString()), eb('updated_at', '>', since.toISOString())]))
+    .execute();
+  await noticeDue(db, 'task_due', 'tasks', due);
+}
+
+export async function noticeOverdue(db: Executor, since: Date, now = new Date()): Promise<void> {
   const open = (await db.selectFrom('stages').select('id').where('kind', '=', 'open').execute()).map((s) =>
     Number(s.id),
   );
-  if (open.length === 0) return 0;
+  if (open.length === 0) return;
   const late = await db
     .selectFrom('inquiries')
     .select(['id', 'assigned_to', 'due_at'])
@@ -316,42 +346,5 @@ export async function noticeOverdue(db: Executor, since: Date, now = new Date())
     .where('stage_id', 'in', open)
     .where((eb) => eb.or([eb('due_at', '>', since.toISOString()), eb('updated_at', '>', since.toISOString())]))
     .execute();
-  await notify(
-    db,
-    late.map((i) => ({
-      user_id: BigInt(String(i.assigned_to)),
-      kind: 'overdue',
-      resource: 'inquiries',
-      record_id: BigInt(String(i.id)),
-      dedupe: `overdue:${String(i.id)}:${new Date(i.due_at!).toISOString()}`,
-    })),
-  );
-  return late.length;
-}
-
-/**
- * The scheduler's reminder: each open task whose due time has come tells its assignee once (the dedupe key holds the
- * due time, so a task moved later reminds again when that time comes). Looks at tasks due since `since` or changed
- * since then (a due time moved into the past), so that a run reads only what is new.
- */
-export async function remindDueTasks(db: Executor, since: Date, now = new Date()): Promise<number> {
-  const due = await db
-    .selectFrom('tasks')
-    .select(['id', 'assigned_to', 'due_at'])
-    .where('done_at', 'is', null)
-    .where('assigned_to', 'is not', null)
-    .where('due_at', '<=', now.toISOString())
-    .where((eb) => eb.or([eb('due_at', '>', since.toISOString()), eb('updated_at', '>', since.toISOString())]))
-    .execute();
-  await notify(
-    db,
-    due.map((t) => ({
-      user_id: BigInt(String(t.assigned_to)),
-      kind: 'task_due',
-      resource: 'tasks',
-      record_id: BigInt(String(t.id)),
-      dedupe: `task_due:${String(t.id)}:${new Date(t.due_at!).toISOString()}`,
-    })),
-  );
-  return due.length;
+  await noticeDue(db, 'overdue', 'inquiries', late);
 }

@@ -307,6 +307,20 @@ const MAX_LISTED_ID = BigInt(Number.MAX_SAFE_INTEGER);
 const toJsonText = (value: unknown) => JSON.stringify(value);
 const fromJsonText = (raw: unknown) => (raw === null || raw === undefined ? null : JSON.parse(String(raw)));
 
+/** What a list and a map share: JSON text in a text column, edited in a text box, never filtered. */
+const JSON_TEXT = {
+  seedType: 'array',
+  defaultInput: 'textarea',
+  textual: false,
+  integral: false,
+  operators: [],
+  seedRules: () => ['array'],
+  column: () => 'text',
+  fromQuery: () => fail('cannot be filtered'),
+  fromDb: fromJsonText,
+  toDb: toJsonText,
+} satisfies Partial<FieldKind>;
+
 /** One text of a list or a map: up to `max` characters, one of `choices` when given (a map's keys are those). */
 function listItem(raw: unknown, f: FieldShape): Parsed<unknown> {
   if (f.listOf) {
@@ -327,13 +341,8 @@ function listItem(raw: unknown, f: FieldShape): Parsed<unknown> {
  * filtered, sorted or searched.
  */
 const list: FieldKind = {
+  ...JSON_TEXT,
   name: 'list',
-  seedType: 'array',
-  defaultInput: 'textarea',
-  textual: false,
-  integral: false,
-  operators: [],
-  seedRules: () => ['array'],
   schema: (f) => ({
     type: 'array',
     maxItems: MAX_ITEMS,
@@ -341,7 +350,6 @@ const list: FieldKind = {
       ? { type: 'integer', format: 'int64', minimum: 1 }
       : { type: 'string', maxLength: f.max, ...(f.choices ? { enum: f.choices } : {}) },
   }),
-  column: () => 'text',
   fromJson(raw, f) {
     if (!Array.isArray(raw)) return fail('must be a list');
     if (raw.length > MAX_ITEMS) return fail(`must hold at most ${MAX_ITEMS} items`);
@@ -353,9 +361,6 @@ const list: FieldKind = {
     }
     return ok(items);
   },
-  fromQuery: () => fail('cannot be filtered'),
-  fromDb: fromJsonText,
-  toDb: toJsonText,
   fromForm: (raw) =>
     raw
       .split(/\r?\n/)
@@ -376,19 +381,13 @@ const list: FieldKind = {
  * integer. A form gives one `key: value` per line. Not filtered, sorted or searched.
  */
 const map: FieldKind = {
+  ...JSON_TEXT,
   name: 'map',
-  seedType: 'array',
-  defaultInput: 'textarea',
-  textual: false,
-  integral: false,
-  operators: [],
-  seedRules: () => ['array'],
   schema: (f) => ({
     type: 'object',
     properties: Object.fromEntries((f.choices ?? []).map((k) => [k, { type: ['string', 'integer'] }])),
     additionalProperties: false,
   }),
-  column: () => 'text',
   fromJson(raw, f) {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return fail('must be an object');
     const out: Record<string, unknown> = {};
@@ -409,9 +408,6 @@ const map: FieldKind = {
     }
     return ok(out);
   },
-  fromQuery: () => fail('cannot be filtered'),
-  fromDb: fromJsonText,
-  toDb: toJsonText,
   // `key: value` per line; digits are a number (an id).
   fromForm(raw) {
     const out: Record<string, unknown> = {};
