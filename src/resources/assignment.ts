@@ -8,9 +8,10 @@
 import { dialectOf } from '../db/dialect.ts';
 import type { Executor } from '../db/tables.ts';
 import { AppError, type FieldErrors } from '../errors.ts';
-import type { Row } from '../records/repository.ts';
+import { recordExists, type Row } from '../records/repository.ts';
 import type { RecordHooks } from '../records/rules.ts';
 import { MATCH_KEYS } from './assignment-rule.ts';
+import { inquiry } from './inquiry.ts';
 
 export interface Assignment {
   rule: { id: bigint; name: string };
@@ -159,16 +160,13 @@ async function checkRule(trx: Executor, rule: Row): Promise<void> {
   if ('users' in rule && (!Array.isArray(rule.users) || rule.users.length === 0))
     errors.users = ['needs someone to give inquiries to'];
   const match = (rule.match ?? {}) as Record<string, unknown>;
-  for (const [key, table] of [
-    ['service_id', 'services'],
-    ['source_id', 'sources'],
-  ] as const) {
-    if (match[key] === undefined) continue;
-    const id = Number(match[key]);
-    const found =
-      Number.isSafeInteger(id) && (await trx.selectFrom(table).select('id').where('id', '=', id).executeTakeFirst());
-    if (!found)
-      errors.match = [...(errors.match ?? []), `${key}: there is no ${table.slice(0, -1)} #${String(match[key])}`];
+  // A condition on a reference of the inquiry (its service, its source) must name a record of that resource.
+  for (const [key, value] of Object.entries(match)) {
+    const target = inquiry.field(key)?.target;
+    if (!target) continue;
+    const id = Number(value);
+    if (!Number.isSafeInteger(id) || id < 1 || !(await recordExists(trx, target, BigInt(id))))
+      errors.match = [...(errors.match ?? []), `${key}: there is no ${target.singular} #${String(value)}`];
   }
   if (Object.keys(errors).length)
     throw new AppError(422, 'validation_failed', 'The request has invalid fields.', errors);
