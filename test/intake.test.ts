@@ -143,19 +143,19 @@ for (const dialect of DIALECTS) {
       assert.match(settings, /action=(?:"|&quot;)http:\/\/127\.0\.0\.1:\d+\/api\/v1\/intake\/contact-us/);
     });
 
-    test('an Idempotency-Key answers a retry the same, once, even racing; another body with it is refused', async () => {
-      // A form of its own: each form takes 10 submissions a minute from one address.
+    test('20 racing retries with one Idempotency-Key: one inquiry, 20 same answers; another body is refused', async () => {
+      // A form of its own: each form takes 10 submissions a minute from one address (a kept key's retry is free).
       const made = await app.post('/api/v1/intake-forms', { name: 'Retry', slug: 'retry', fields: ['name', 'email'] });
       assert.equal(made.status, 201, made.text);
       const body = { name: 'Ida Potent', email: 'ida@example.org' };
       const key = { 'idempotency-key': `key-${dialect}-1` };
-      const results = await Promise.all(Array.from({ length: 5 }, () => send('/api/v1/intake/retry', body, key)));
+      const results = await Promise.all(Array.from({ length: 20 }, () => send('/api/v1/intake/retry', body, key)));
       assert.deepEqual(
         results.map((r) => r.status),
-        [202, 202, 202, 202, 202],
+        Array(20).fill(202),
         results.map((r) => r.text).join('\n'),
       );
-      assert.equal(new Set(results.map((r) => r.body.reference)).size, 1, 'one reference');
+      assert.equal(new Set(results.map((r) => r.text)).size, 1, 'one answer, 20 times');
       assert.equal((await inquiriesNamed('Ida Potent')).length, 1, 'one inquiry');
       const other = await send('/api/v1/intake/retry', { ...body, name: 'Someone else' }, key);
       assert.equal(other.status, 422, other.text);

@@ -1,8 +1,8 @@
 // The public doors of the intake forms (CONTRACT.md, "Intake"), open to anyone: `POST /api/v1/intake/:slug` (JSON or
 // form-encoded, CORS for the form's allowed origins only, `Idempotency-Key`) and the hosted page `/f/:slug`, a
 // plain form that works without JavaScript and may be framed by the allowed origins (that page only). Each form
-// takes 10 submissions a minute per address, counted in the database like the sign-in throttle; a body is at most
-// 16 KiB.
+// takes 10 submissions a minute per address, counted in the database like the sign-in throttle (a retry of a kept
+// Idempotency-Key is not counted: it creates nothing); a body is at most 16 KiB.
 import cors from '@fastify/cors';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -106,6 +106,20 @@ export function intakeRoutes(database: Database, key: AppKey) {
       timeWindow: 60_000,
       keyGenerator: (request) => `intake:${(request as SlugRequest).params.slug}:${request.ip}`.slice(0, 200),
     });
+    // Retries with one Idempotency-Key wait for each other in this process, so that only the first is counted
+    // against the limit: the others find its answer kept (another process's first waits on its row in the database).
+    const running = new Map<string, Promise<unknown>>();
+    const oneAtATime = async <T,>(id: string, key: string | undefined, work: () => Promise<T>): Promise<T> => {
+      if (key === undefined) return work();
+      while (running.has(id)) await running.get(id)!.catch(() => undefined);
+      const done = work();
+      running.set(id, done);
+      try {
+        return await done;
+      } finally {
+        running.delete(id);
+      }
+    };
     const throttle = async (request: FastifyRequest, reply: FastifyReply) => {
       const status = await limit(request);
       if (!status.isAllowed && status.isExceeded) {
@@ -162,12 +176,15 @@ export function intakeRoutes(database: Database, key: AppKey) {
           },
           async (request: SlugRequest, reply) => {
             const form = await formOf(database, request.params.slug);
-            await throttle(request, reply);
-            const idempotencyKey = request.headers['idempotency-key'];
-            const { reference } = await receive(database, key.signing, form, request.body, {
-              hosted: false,
-              idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined,
-            });
+            const header = request.headers['idempotency-key'];
+            const idempotencyKey = typeof header === 'string' ? header : undefined;
+            const { reference } = await oneAtATime(`${form.slug}\n${idempotencyKey}`, idempotencyKey, () =>
+              receive(database, key.signing, form, request.body, {
+                hosted: false,
+                idempotencyKey,
+                throttle: () => throttle(request, reply),
+              }),
+            );
             // A plain HTML form on another site (the settings page's snippet) gets the page a person can read.
             if (/text\/html/.test(request.headers.accept ?? '')) return sendPage(reply, <ThankYou form={form} />, 202);
             return reply.code(202).send({ reference });
@@ -191,12 +208,11 @@ export function intakeRoutes(database: Database, key: AppKey) {
     app.post('/f/:slug', { bodyLimit: BODY_LIMIT }, async (request: SlugRequest, reply) => {
       const form = await formOf(database, request.params.slug);
       frameableBy(reply, form);
-      await throttle(request, reply);
       const body = (request.body ?? {}) as Record<string, unknown>;
       // A form sends empty boxes too: they are no answer.
       const sent = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== ''));
       try {
-        await receive(database, key.signing, form, sent, { hosted: true });
+        await receive(database, key.signing, form, sent, { hosted: true, throttle: () => throttle(request, reply) });
       } catch (error) {
         if (!(error instanceof AppError) || error.status !== 422) throw error;
         return sendPage(

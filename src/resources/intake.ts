@@ -122,16 +122,19 @@ async function keep(trx: Executor, form: IntakeForm, key: string, hash: string, 
   if (!kept) throw new KeyTaken();
 }
 
-/** The reference of a key kept within the last 24 hours; 422 when it was kept for another body. */
-async function replay(db: Executor, form: IntakeForm, key: string, hash: string): Promise<string | undefined> {
-  const row = await db
+/** The answer kept for this key within the last 24 hours, if any: its reference, and the hash of its body. */
+function kept(db: Executor, form: IntakeForm, key: string) {
+  return db
     .selectFrom('idempotency_keys')
     .select(['body_hash', 'reference'])
     .where('scope', '=', `intake:${form.slug}`)
     .where('key', '=', key)
     .where('created_at', '>', new Date(Date.now() - DAY_MS).toISOString())
     .executeTakeFirst();
-  if (!row) return undefined;
+}
+
+/** The kept reference when the body is the same; 422 when the key was kept for another body. */
+function sameBody(row: { body_hash: string; reference: string }, hash: string): string {
   if (row.body_hash !== hash)
     throw new AppError(
       422,
@@ -142,13 +145,18 @@ async function replay(db: Executor, form: IntakeForm, key: string, hash: string)
   return row.reference;
 }
 
-/** Takes one submission (see the top of the file). `hosted`: from the page at /f/<slug>, with its render token. */
+const hashOf = (input: Row) => sha256(JSON.stringify(Object.entries(input).sort(([a], [b]) => a.localeCompare(b))));
+
+/**
+ * Takes one submission (see the top of the file). `hosted`: from the page at /f/<slug>, with its render token.
+ * `throttle` counts it against the address's limit (and refuses it when over); a retry of a kept key is not counted.
+ */
 export async function receive(
   database: Database,
   signing: Buffer,
   form: IntakeForm,
   body: unknown,
-  options: { hosted: boolean; idempotencyKey?: string },
+  options: { hosted: boolean; idempotencyKey?: string; throttle: () => Promise<void> },
 ): Promise<Received> {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new AppError(422, 'validation_failed', 'Send the form’s fields as an object.', {
@@ -160,6 +168,9 @@ export async function receive(
     throw new AppError(422, 'validation_failed', 'The Idempotency-Key header is not usable.', {
       'Idempotency-Key': [`must be 1 to ${MAX_KEY} characters`],
     });
+  const earlier = key === undefined ? undefined : await kept(database.db, form, key);
+  if (earlier) return { reference: sameBody(earlier, hashOf(inquiryInput(form, submitted))), dropped: false };
+  await options.throttle();
   if (spam(signing, form, submitted, options.hosted)) {
     await database.db
       .updateTable('intake_forms')
@@ -169,11 +180,7 @@ export async function receive(
     return { reference: randomToken(12), dropped: true };
   }
   const input = inquiryInput(form, submitted);
-  const hash = sha256(JSON.stringify(Object.entries(input).sort(([a], [b]) => a.localeCompare(b))));
-  if (key !== undefined) {
-    const earlier = await replay(database.db, form, key, hash);
-    if (earlier) return { reference: earlier, dropped: false };
-  }
+  const hash = hashOf(input);
   const reference = randomToken(12);
   try {
     await createRecord(
@@ -184,9 +191,9 @@ export async function receive(
     );
   } catch (error) {
     if (!(error instanceof KeyTaken)) throw error;
-    // Another submission with this key committed first: answer as it was answered.
-    const earlier = await replay(database.db, form, key!, hash);
-    if (earlier) return { reference: earlier, dropped: false };
+    // Another process's submission with this key committed first: answer as it was answered.
+    const first = await kept(database.db, form, key!);
+    if (first) return { reference: sameBody(first, hash), dropped: false };
     throw error;
   }
   return { reference, dropped: false };
