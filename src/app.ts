@@ -158,7 +158,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       app.addSchema(schema);
   }
 
-  // Timed work, on one process at a time. The lease outlives a few ticks, so a dead holder is replaced within 30 s.
+  // Timed work, on one process at a time. The lease outlives a few ticks (10 to 20 s), so a dead holder is replaced
+  // within 30 s.
   const scheduler = startScheduler(
     database,
     [
@@ -172,14 +173,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       {
         name: 'send notification mails',
         everyMs: 0,
-        run: (db) =>
-          sendNotificationMails(db, resources, config.appUrl, (mail) => accounts.mailer.send(mail)).then(() => {}),
+        run: (db, held) =>
+          sendNotificationMails(db, resources, config.appUrl, (mail) => accounts.mailer.send(mail), held).then(
+            () => {},
+          ),
       },
     ],
     app.log,
-    { tickMs: config.schedulerTickMs, leaseMs: Math.min(20_000, config.schedulerTickMs * 4) },
+    { tickMs: config.schedulerTickMs, leaseMs: Math.min(20_000, Math.max(10_000, config.schedulerTickMs * 4)) },
   );
-  app.addHook('onClose', () => scheduler.stop());
+  app.addHook('onClose', async () => {
+    await scheduler.stop();
+    accounts.mailer.close();
+  });
 
   await app.register(healthRoutes(database));
   await app.register(intakeRoutes(database, accounts.key));

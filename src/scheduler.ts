@@ -13,7 +13,11 @@ export interface Job {
   name: string;
   /** How often it runs, at most. */
   everyMs: number;
-  run(db: Executor): Promise<void>;
+  /**
+   * `held` renews the lease and answers whether this process still holds it: a long job asks before each step that
+   * must not be done twice (a mail), so that a holder that stalled past its lease stops where the next one begins.
+   */
+  run(db: Executor, held: () => Promise<boolean>): Promise<void>;
 }
 
 export interface SchedulerOptions {
@@ -60,6 +64,7 @@ export function startScheduler(
   let running: Promise<boolean> | null = null;
   let stopped = false;
 
+  const held = async () => !stopped && (await takeLease(database.db, holder, options.leaseMs));
   const tick = async (): Promise<boolean> => {
     if (!(await takeLease(database.db, holder, options.leaseMs))) return false;
     for (const job of jobs) {
@@ -68,7 +73,7 @@ export function startScheduler(
       if (now - (lastRun.get(job.name) ?? 0) < job.everyMs) continue;
       lastRun.set(job.name, now);
       try {
-        await job.run(database.db);
+        await job.run(database.db, held);
       } catch (error) {
         log.error({ err: error, job: job.name }, 'a scheduled job failed; it runs again when next due');
       }

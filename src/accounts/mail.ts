@@ -21,6 +21,8 @@ export interface Mail {
 
 export interface Mailer {
   send(mail: Mail): Promise<void>;
+  /** Lets go of a kept connection (the app's close). */
+  close(): void;
 }
 
 export function createMailer(config: Config, log: Log): Mailer {
@@ -32,11 +34,16 @@ export function createMailer(config: Config, log: Log): Mailer {
     ...(mail.id ? { messageId: `<${mail.id}@${host}>` } : {}),
   });
   if (config.smtpUrl) {
-    const transport = nodemailer.createTransport(config.smtpUrl);
+    // One connection kept open for the outbox's mails one after another (a new one per mail took 100 ms). A mail
+    // server that stalls fails the send well within the scheduler's lease (at least 10 s), so that a mail is not
+    // still on its way when another process takes the outbox over.
+    const timeouts = { connectionTimeout: 3000, greetingTimeout: 3000, socketTimeout: 3000 };
+    const transport = nodemailer.createTransport({ url: config.smtpUrl, pool: true, maxConnections: 1, ...timeouts });
     return {
       async send(mail) {
         await transport.sendMail({ ...message(mail), from: config.mailFrom });
       },
+      close: () => transport.close(),
     };
   }
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
@@ -54,6 +61,7 @@ export function createMailer(config: Config, log: Log): Mailer {
       await fs.rename(`${file}.part`, file);
       log.info({ mail: { subject: mail.subject, file } }, 'mail written to a file (set SMTP_URL to send it)');
     },
+    close: () => transport.close(),
   };
 }
 

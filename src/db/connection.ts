@@ -46,10 +46,22 @@ export interface DatabaseOptions {
 // never as a lossy JS number.
 function openPostgres(url: string): Database {
   // Loaded only for PostgreSQL, so that an SQLite process does not carry it.
-  const { Pool } = createRequire(import.meta.url)('pg') as typeof pg;
-  // A database that does not answer a connection within 2 s counts as away (503);
-  // keep-alive probes find connections that a network cut left half-open.
-  const pool = new Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 2000, keepAlive: true });
+  const { Client, Pool } = createRequire(import.meta.url)('pg') as typeof pg;
+  // A database that does not answer a new connection within 2 s counts as away (503). A burst of requests waits up
+  // to 10 s for one of the pool's 10 connections instead (arrivals taking turns on one rule's row queue there).
+  class QuickClient extends Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: 2000 });
+    }
+  }
+  // Keep-alive probes find connections that a network cut left half-open.
+  const pool = new Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
+    Client: QuickClient,
+  });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
   // Nor one in use (between the statements of a transaction): its query fails (503), and the pool drops it on release.

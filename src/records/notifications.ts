@@ -253,6 +253,7 @@ export async function sendNotificationMails(
   resources: readonly Resource[],
   appUrl: string,
   send: (mail: OutgoingMail) => Promise<void>,
+  held: () => Promise<boolean>,
 ): Promise<number> {
   const pending = await db
     .selectFrom('notifications')
@@ -275,6 +276,8 @@ export async function sendNotificationMails(
   );
   let sent = 0;
   for (const p of pending) {
+    // Another process took the scheduler over (this one stalled past its lease): the rest are its to send.
+    if (!(await held())) break;
     const resource = resources.find((r) => r.name === p.resource);
     const title = titles.get(`${p.resource}:${String(p.record_id)}`) ?? null;
     const sentence = describe(p.kind as NotificationKind, resource?.label ?? p.resource, title);
