@@ -52,7 +52,7 @@ export async function serveCli(env: Record<string, string>, timeoutMs = 15_000, 
   child.stderr.on('data', (d) => (output += d));
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
-    if (child.exitCode !== null) return;
+    if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     await exited;
