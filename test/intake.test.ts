@@ -28,7 +28,17 @@ for (const dialect of DIALECTS) {
         string,
         unknown
       >[];
-    const droppedCount = async (id = formId) => (await app.get(`/api/v1/intake-forms/${id}`)).body.data.dropped;
+    /** The form's spam count, kept outside its record. */
+    const droppedCount = async (id = formId) =>
+      Number(
+        (
+          await app.database.db
+            .selectFrom('intake_form_drops')
+            .select('dropped')
+            .where('form_id', '=', BigInt(id))
+            .executeTakeFirst()
+        )?.dropped ?? 0,
+      );
 
     before(async () => {
       app = await startApp(dialect, { env: { LOG_LEVEL: 'warn' } });
@@ -125,8 +135,10 @@ for (const dialect of DIALECTS) {
       assert.equal((await send('/api/v1/intake/no-such-form', { email: 'a@example.org' })).status, 404);
     });
 
-    test('a filled trap field is answered 202 and stored nowhere, only counted', async () => {
+    test('a filled trap field is answered 202 and stored nowhere, only counted (not a change of the form)', async () => {
       const before = await droppedCount();
+      const form = await app.get(`/api/v1/intake-forms/${formId}`);
+      const logged = (await app.get(`/api/v1/intake-forms/${formId}/activity`)).body.data.length;
       const res = await send('/api/v1/intake/contact-us', {
         name: 'Spam Bot',
         email: 'bot@example.org',
@@ -136,6 +148,9 @@ for (const dialect of DIALECTS) {
       assert.ok(res.body.reference);
       assert.equal((await inquiriesNamed('Spam Bot')).length, 0);
       assert.equal(await droppedCount(), before + 1);
+      const after = await app.get(`/api/v1/intake-forms/${formId}`);
+      assert.equal(after.headers.get('etag'), form.headers.get('etag'), 'the form is unchanged: same ETag');
+      assert.equal((await app.get(`/api/v1/intake-forms/${formId}/activity`)).body.data.length, logged, 'no entry');
       // Admins see the count, and the snippets that put the form on their site, on the settings page.
       const settings = (await (await pageSignIn(app, app.admin)).get('/settings')).text;
       assert.match(settings, new RegExp(`Contact us[\\s\\S]*?${before + 1} dropped as spam`));

@@ -102,6 +102,12 @@ export interface AssignmentTurnsTable {
   last_user_id: Nullable<Id>;
 }
 
+/** Each intake form's count of submissions dropped as spam (migration 2026-11-25T0007), outside its record. */
+export interface IntakeFormDropsTable {
+  form_id: Id;
+  dropped: BigInt64;
+}
+
 /** The columns a user chose for a resource's list (migration 2026-11-23T0010). */
 export interface ListColumnsTable {
   user_id: Id;
@@ -225,6 +231,7 @@ export interface DB {
   assignment_rules: AssignmentRulesTable;
   assignment_turns: AssignmentTurnsTable;
   intake_forms: IntakeFormsTable;
+  intake_form_drops: IntakeFormDropsTable;
   idempotency_keys: IdempotencyKeysTable;
   notifications: NotificationsTable;
   list_columns: ListColumnsTable;

@@ -27,7 +27,7 @@ export const intakeForm = defineResource({
   access: 'admin',
   nav: false,
   trash: false,
-  listColumns: ['name', 'slug', 'fields', 'active', 'dropped'],
+  listColumns: ['name', 'slug', 'fields', 'active'],
   fields: {
     id: { kind: 'bigInteger', primary: true, autoIncrement: true },
     name: { kind: 'string', max: 100, required: true, unique: true, sortable: true },
@@ -71,14 +71,6 @@ export const intakeForm = defineResource({
       hint: 'Sites that may send this form from their pages or frame it, one per line: https://www.example.com',
     },
     active: { kind: 'boolean', default: true, nullable: false, hint: 'Inactive: the form answers 404.' },
-    dropped: {
-      kind: 'integer',
-      managed: true,
-      default: 0,
-      nullable: false,
-      label: 'Dropped as spam',
-      hint: 'Submissions thrown away by the spam checks (a filled trap field, sent too fast or too late).',
-    },
     created_at: { kind: 'dateTime', timestamp: 'create' },
     updated_at: { kind: 'dateTime', timestamp: 'update' },
   },

@@ -2,12 +2,13 @@
 // submission becomes an inquiry through the same create as any other (the
 // contact match, then the assignment rules), by the system (`via: intake`, no
 // creator). What does not come from a person is answered as if it did and
-// stored nowhere, only counted on the form: a filled trap field (`website`), or
-// a hosted form sent within 2 s of being served or after 24 h (its render
-// token, signed with the app's key, says when). An `Idempotency-Key` is kept
-// for 24 hours with a hash of the submission, in the create's transaction: the
-// same key and body answer the same reference and create nothing; another
-// body is refused.
+// stored nowhere, only counted for the form: a filled trap field (`website`),
+// or a hosted form sent within 2 s of being served or after 24 h (its render
+// token, signed with the app's key, says when). The count is kept outside the
+// form's record: it is no change of the form (no log entry, the same ETag). An
+// `Idempotency-Key` is kept for 24 hours with a hash of the submission, in the
+// create's transaction: the same key and body answer the same reference and
+// create nothing; another body is refused.
 import { AppError, type FieldErrors } from '../errors.ts';
 import type { Database } from '../db/connection.ts';
 import type { Executor } from '../db/tables.ts';
@@ -173,9 +174,11 @@ export async function receive(
   await options.throttle();
   if (spam(signing, form, submitted, options.hosted)) {
     await database.db
-      .updateTable('intake_forms')
-      .set((eb) => ({ dropped: eb('dropped', '+', 1) }))
-      .where('id', '=', form.id)
+      .insertInto('intake_form_drops')
+      .values({ form_id: form.id, dropped: 1n })
+      .onConflict((oc) =>
+        oc.column('form_id').doUpdateSet((eb) => ({ dropped: eb('intake_form_drops.dropped', '+', 1n) })),
+      )
       .execute();
     return { reference: randomToken(12), dropped: true };
   }
@@ -197,6 +200,12 @@ export async function receive(
     throw error;
   }
   return { reference, dropped: false };
+}
+
+/** How many submissions each form dropped as spam, by form id. */
+export async function droppedCounts(db: Executor): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('intake_form_drops').select(['form_id', 'dropped']).execute();
+  return new Map(rows.map((r) => [String(r.form_id), Number(r.dropped)]));
 }
 
 /** Forgets idempotency keys older than 24 hours (the scheduler). */

@@ -9,6 +9,7 @@ import { choicesOf } from '../../records/references.ts';
 import { dryRun } from '../../resources/assignment.ts';
 import { MATCH_KEYS } from '../../resources/assignment-rule.ts';
 import { assignmentRule, inquiry, intakeForm, recordResources, service, source, stage } from '../../resources/index.ts';
+import { droppedCounts } from '../../resources/intake.ts';
 import { kinds } from '../../schema/kinds.ts';
 import { stateFieldsOf } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
@@ -40,14 +41,15 @@ export function settingsPage(database: Database) {
         MATCH_KEYS.flatMap((k) => (typeof query[k] === 'string' && query[k] ? [[k, query[k]]] : [])),
       );
       const tried = query.try ? await dryRun(database.db, asked) : undefined;
-      const [services, sources, forms] = await Promise.all([
+      const [services, sources, forms, dropped] = await Promise.all([
         choicesOf(database, service),
         choicesOf(database, source),
         database.db
           .selectFrom('intake_forms')
-          .select(['id', 'name', 'slug', 'fields', 'required', 'dropped', 'active'])
+          .select(['id', 'name', 'slug', 'fields', 'required', 'active'])
           .orderBy('name')
           .execute(),
+        droppedCounts(database.db),
       ]);
       const origin = `${request.protocol}://${request.host}`;
       const page = pageContext(request, reply);
@@ -106,7 +108,7 @@ export function settingsPage(database: Database) {
                 <details class="intake-form">
                   <summary>
                     {f.name} {f.active ? null : <span class="muted">(inactive)</span>} ·{' '}
-                    <span class="muted">{Number(f.dropped)} dropped as spam</span>
+                    <span class="muted">{dropped.get(String(f.id)) ?? 0} dropped as spam</span>
                   </summary>
                   <p>
                     The page: <a href={`/f/${f.slug}`}>{`${origin}/f/${f.slug}`}</a> ·{' '}
