@@ -9,7 +9,7 @@
 // `Idempotency-Key` is kept for 24 hours with a hash of the submission, in the
 // create's transaction: the same key and body answer the same reference and
 // create nothing; another body is refused.
-import { AppError, type FieldErrors } from '../errors.ts';
+import { AppError, FieldErrorBag } from '../errors.ts';
 import type { Database } from '../db/connection.ts';
 import type { Executor } from '../db/tables.ts';
 import { createRecord } from '../records/operations.ts';
@@ -94,16 +94,17 @@ function spam(key: Buffer, form: IntakeForm, body: Row, hosted: boolean): boolea
 
 /** The submission as inquiry input: only the form's fields, checked against it; the form's source and service. */
 function inquiryInput(form: IntakeForm, body: Row): Row {
-  const errors: FieldErrors = {};
+  const bag = new FieldErrorBag();
   for (const name of Object.keys(body))
     if (name !== TRAP && name !== TOKEN && !form.fields.includes(name))
-      errors[name] = [
+      bag.add(
+        name,
         (INTAKE_FIELDS as readonly string[]).includes(name)
           ? 'is not asked by this form'
           : 'is not a field of this form',
-      ];
-  for (const name of form.required) if (!present(body[name])) errors[name] = ['is required'];
-  if (Object.keys(errors).length) throw new AppError(422, 'validation_failed', 'The form has invalid fields.', errors);
+      );
+  for (const name of form.required) if (!present(body[name])) bag.add(name, 'is required');
+  bag.throwIfAny('The form has invalid fields.');
   const input: Row = Object.fromEntries(form.fields.filter((f) => present(body[f])).map((f) => [f, body[f]]));
   if (form.source_id !== null) input.source_id = form.source_id;
   if (form.service_id !== null) input.service_id = form.service_id;
@@ -146,7 +147,14 @@ function sameBody(row: { body_hash: string; reference: string }, hash: string): 
   return row.reference;
 }
 
-const hashOf = (input: Row) => sha256(JSON.stringify(Object.entries(input).sort(([a], [b]) => a.localeCompare(b))));
+/** A submission's fingerprint, its fields in name order (a whole number past 2^53 arrives as a BigInt: kept apart). */
+const hashOf = (input: Row) =>
+  sha256(
+    JSON.stringify(
+      Object.entries(input).sort(([a], [b]) => a.localeCompare(b)),
+      (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v),
+    ),
+  );
 
 /**
  * Takes one submission (see the top of the file). `hosted`: from the page at /f/<slug>, with its render token.
@@ -180,7 +188,10 @@ export async function receive(
         oc.column('form_id').doUpdateSet((eb) => ({ dropped: eb('intake_form_drops.dropped', '+', 1n) })),
       )
       .execute();
-    return { reference: randomToken(12), dropped: true };
+    // Answered as a person's would be: a retry with its key gets the same reference (derived, so kept nowhere).
+    const reference =
+      key === undefined ? randomToken(12) : hmac(signing, `dropped ${form.id} ${key} ${hashOf(submitted)}`);
+    return { reference: reference.slice(0, 16), dropped: true };
   }
   const input = inquiryInput(form, submitted);
   const hash = hashOf(input);
