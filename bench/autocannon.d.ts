@@ -14,6 +14,8 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    /** Requests to send in all, instead of a duration. */
+    amount?: number;
     timeout?: number;
     requests?: Request[];
   }

@@ -9,14 +9,20 @@ import { prng } from '../src/cli/fake-data.ts';
 export interface LoadJob {
   url: string;
   method?: string;
-  /** May hold `{id}` (a random id from idMin to idMax) and `{n}` (a number unique to the request). */
+  /**
+   * May hold `{id}` (a random id from idMin to idMax), `{n}` (a number unique to the request) and `{ip}` (an IPv4
+   * address unique to the request, in 10.0.0.0/8: one client address each, e.g. for `x-forwarded-for`).
+   */
   path: string;
+  /** Values may hold `{n}` and `{ip}`. */
   headers?: Record<string, string>;
-  /** May hold `{n}`. */
+  /** May hold `{n}` and `{ip}`. */
   body?: string;
   connections: number;
-  /** Seconds. */
+  /** Seconds (unless `amount` is given). */
   duration: number;
+  /** A number of requests to send instead of a duration: the run ends when all of them are answered. */
+  amount?: number;
   idMin?: number;
   idMax?: number;
 }
@@ -46,27 +52,36 @@ let counter = 0;
 function run(job: LoadJob): Promise<LoadResult> {
   const random = prng(process.pid ^ Date.now());
   const unique = `${process.pid}-${Date.now().toString(36)}`;
-  const dynamic = job.path.includes('{') || (job.body ?? '').includes('{');
-  const setupRequest = (request: { path?: string; body?: string }) => {
-    const n = `${unique}-${++counter}`;
+  const headers = { ...(job.body ? { 'content-type': 'application/json' } : {}), ...job.headers };
+  const dynamic = [job.path, job.body ?? '', ...Object.values(headers)].some((text) => text.includes('{'));
+  const setupRequest = (request: { path?: string; body?: string; headers?: Record<string, string> }) => {
+    const i = ++counter;
+    const n = `${unique}-${i}`;
+    const ip = `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`;
+    const fill = (text: string) => text.replaceAll('{n}', n).replaceAll('{ip}', ip);
     const id = String((job.idMin ?? 1) + Math.floor(random() * ((job.idMax ?? 1) - (job.idMin ?? 1) + 1)));
-    request.path = job.path.replace('{id}', id).replace('{n}', n);
-    if (job.body) request.body = job.body.replaceAll('{n}', n);
+    request.path = fill(job.path.replace('{id}', id));
+    if (job.body) request.body = fill(job.body);
+    request.headers = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, fill(value)]));
     return request;
   };
   const latencies: number[] = [];
+  // With `amount`, autocannon notices the end only at its next 1 s tick (its `duration` is rounded up to whole
+  // seconds): the time is then taken here, from the start to the last answer.
+  const began = performance.now();
+  let lastAnswer = began;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
         url: job.url,
         connections: job.connections,
-        duration: job.duration,
+        ...(job.amount ? { amount: job.amount } : { duration: job.duration }),
         timeout: 30,
         requests: [
           {
             method: job.method ?? 'GET',
             path: job.path,
-            headers: { ...(job.body ? { 'content-type': 'application/json' } : {}), ...job.headers },
+            headers,
             ...(job.body ? { body: job.body } : {}),
             ...(dynamic ? { setupRequest } : {}),
           },
@@ -75,7 +90,7 @@ function run(job: LoadJob): Promise<LoadResult> {
       (error, result) => {
         if (error) return reject(error);
         const sorted = Float64Array.from(latencies).sort();
-        const seconds = result.duration || job.duration;
+        const seconds = job.amount ? (lastAnswer - began) / 1000 : result.duration || job.duration;
         resolve({
           ok: latencies.length,
           rps: latencies.length / seconds,
@@ -90,6 +105,7 @@ function run(job: LoadJob): Promise<LoadResult> {
       },
     );
     instance.on('response', (_client: unknown, status: number, _bytes: number, milliseconds: number) => {
+      lastAnswer = performance.now();
       if (status >= 200 && status < 300) latencies.push(milliseconds);
     });
   });

@@ -15,10 +15,11 @@ const ROOT_DIR = path.resolve(import.meta.dirname, '..');
 
 /**
  * The sections: one per database, the start-up comparison (bench/startup.ts), the change log's cost on each
- * database (bench/change-log.ts), and the pipeline's pages, search and bulk update on each (bench/pipeline.ts). A
- * section not listed here would be dropped when another is written.
+ * database (bench/change-log.ts), the pipeline's pages, search and bulk update on each (bench/pipeline.ts), and the
+ * public intake's submissions against the signed-in create on each (bench/intake.ts). A section not listed here
+ * would be dropped when another is written.
  */
-export type Section = Dialect | 'startup' | `change-log:${Dialect}` | `pipeline:${Dialect}`;
+export type Section = Dialect | 'startup' | `change-log:${Dialect}` | `pipeline:${Dialect}` | `intake:${Dialect}`;
 const ORDER: Section[] = [
   'sqlite',
   'postgres',
@@ -27,6 +28,8 @@ const ORDER: Section[] = [
   'change-log:postgres',
   'pipeline:sqlite',
   'pipeline:postgres',
+  'intake:sqlite',
+  'intake:postgres',
 ];
 const HEADER = `# Bench results
 
@@ -38,7 +41,8 @@ scenario driven by autocannon from a separate process. The start-up section is
 written by \`npm run bench:startup\` (bench/startup.ts), the change log's cost on
 each database by \`npm run bench:change-log\` (bench/change-log.ts), the
 pipeline's board, search and bulk update by \`npm run bench:pipeline\`
-(bench/pipeline.ts).
+(bench/pipeline.ts), the public intake against the signed-in create by
+\`npm run bench:intake\` (bench/intake.ts).
 `;
 
 const start = (d: Section) => `<!-- bench:${d}:start -->`;
