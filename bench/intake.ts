@@ -22,10 +22,10 @@ import { parseArgs } from 'node:util';
 import type { Dialect } from '../src/db/dialect.ts';
 import type { LoadJob, LoadResult } from './load.ts';
 import {
+  cleanUpOnSignal,
   type Answer,
   createAccounts,
   DATA_ROOT,
-  dropAll,
   freshPlace,
   getJson,
   log,
@@ -37,6 +37,7 @@ import {
 } from './places.ts';
 import { appServer, cpuTicks, LoadClient, procStatusKb, ROOT, type Server, startServer, stopAll } from './processes.ts';
 import {
+  codeChangedNote,
   codeState,
   describeCode,
   dialectsOf,
@@ -547,10 +548,8 @@ function section(r: Report): string {
     '',
   );
   const notes = [...r.notes];
-  if (r.codeAfter && r.codeAfter.digest + r.codeAfter.head !== r.code.digest + r.code.head)
-    notes.push(
-      `**The code changed during the run** (src/ is edited by others): at its end, ${describeCode(r.codeAfter)}.`,
-    );
+  const changed = codeChangedNote(r);
+  if (changed) notes.push(changed);
   if (notes.length) lines.push('### Notes', '', ...notes.map((n) => `- ${n}`), '');
   return lines.join('\n');
 }
@@ -558,15 +557,7 @@ function section(r: Report): string {
 // ------------------------------------------------------------------ main
 
 const started = performance.now();
-const onSignal = () => {
-  stopAll();
-  // The server needs a moment to let go of its connections before its database can be dropped.
-  void sleep(1000)
-    .then(dropAll)
-    .finally(() => process.exit(130));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
+cleanUpOnSignal();
 fs.mkdirSync(DATA_ROOT, { recursive: true });
 log(`bench:intake: ${dialects.join(' and ')}, ${rounds} round(s) of about ${duration} s per request`);
 let failed = false;

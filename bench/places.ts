@@ -6,7 +6,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { Dialect } from '../src/db/dialect.ts';
-import { leadbook, ROOT } from './processes.ts';
+import { leadbook, ROOT, stopAll } from './processes.ts';
 
 export const PG_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const DATA_ROOT = path.join(ROOT, 'bench/.data');
@@ -193,3 +193,13 @@ export async function request(
 
 export const getJson = (url: string, token?: string) => request('GET', url, { token });
 export const postJson = (url: string, json: unknown) => request('POST', url, { json });
+
+/** On Ctrl-C or SIGTERM: stops the servers, then (once they let go of their connections) drops the databases. */
+export function cleanUpOnSignal(): void {
+  const onSignal = () => {
+    stopAll();
+    void new Promise((r) => setTimeout(r, 1000)).then(dropAll).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+}

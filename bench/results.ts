@@ -96,6 +96,13 @@ export function codeState(): { head: string; dirty: string[]; digest: string } {
   }
 }
 
+/** A section's note when the code changed while it ran (others edit src/ at the same time), if it did. */
+export function codeChangedNote(r: { code: ReturnType<typeof codeState>; codeAfter?: ReturnType<typeof codeState> }) {
+  return r.codeAfter && r.codeAfter.digest + r.codeAfter.head !== r.code.digest + r.code.head
+    ? `**The code changed during the run** (src/ is edited by others): at its end, ${describeCode(r.codeAfter)}.`
+    : undefined;
+}
+
 /** The code, as a section says it: the commit, and the files changed since (how many, when they are many). */
 export const describeCode = (c: ReturnType<typeof codeState>) =>
   `commit ${c.head}${

@@ -15,10 +15,10 @@ import type { Dialect } from '../src/db/dialect.ts';
 import { sqlDrift } from './app-sql.ts';
 import type { LoadJob, LoadResult } from './load.ts';
 import {
+  cleanUpOnSignal,
   DATA_ROOT,
   type Place,
   createAccounts,
-  dropAll,
   freshPlace,
   getJson,
   type Json,
@@ -483,15 +483,7 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
 
 const started = performance.now();
 let failed = false;
-const onSignal = () => {
-  stopAll();
-  // The servers need a moment to let go of their connections before their database can be dropped.
-  void sleep(1000)
-    .then(dropAll)
-    .finally(() => process.exit(130));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
+cleanUpOnSignal();
 fs.mkdirSync(DATA_ROOT, { recursive: true });
 log(
   `bench: ${dialects.join(' and ')}, ${fmt.int(rows)} contacts, ${duration} s per measurement${only ? `, only ${[...only].join(',')}` : ''}`,
