@@ -1,8 +1,10 @@
 // One scheduler, one process at a time (DESIGN.md): every app process ticks, and
-// the one that holds the lease row in the database does the timed work (the
-// trash's purge now; reminders and webhook deliveries later). The holder renews
-// the lease on each tick; when it dies, the lease runs out and another process
-// takes it on its next tick, so a dead holder is replaced within lease + tick.
+// the one that holds the lease row in the database does the timed work (see
+// app.ts: reminders, overdue notices, the outbox's mails, the trash's purge,
+// old idempotency keys). The holder renews the lease on each tick, and a job
+// before each step that must not be done twice (`held`); when it dies, the
+// lease runs out and another process takes it on its next tick, so a dead
+// holder is replaced within lease + tick.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from './db/connection.ts';
