@@ -2,6 +2,7 @@
 // neither talks to the database directly. Each write runs in one transaction.
 import { sql } from 'kysely';
 import { asRecordTables, type Executor } from '../db/tables.ts';
+import { groupedTransaction } from '../db/group-commit.ts';
 import { AppError, type FieldErrors, notFound } from '../errors.ts';
 import { encodeCursor, parseListQuery, type ReadScope } from '../derive/list-query.ts';
 import { countsOf, type Field, type Resource } from '../schema/resource.ts';
@@ -453,10 +454,9 @@ export async function createRecord(
   within?: (trx: Executor, record: Row) => Promise<void>,
 ): Promise<RecordResult> {
   const values = await prepareCreate(ctx, resource, body);
-  const { db } = ctx.database;
   const hooks = rulesOf(resource);
   const { record, after } = await uniqueAsFieldError(ctx, resource, values, () =>
-    db.transaction().execute(async (trx) => {
+    groupedTransaction(ctx.database, async (trx) => {
       await checkReferences(trx, resource, values);
       await hooks.beforeCreate?.(trx, ctx, values);
       const id = await insertPrepared(trx, ctx, resource, values);
