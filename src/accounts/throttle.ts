@@ -3,6 +3,7 @@
 // restarts when it has run out.
 import { sql } from 'kysely';
 import type { Database } from '../db/connection.ts';
+import { groupedTransaction } from '../db/group-commit.ts';
 
 type Callback = (error: Error | null, result?: { current: number; ttl: number }) => void;
 
@@ -17,12 +18,15 @@ export function databaseStore(database: Database) {
   async function hit(key: string, windowMs: number): Promise<{ current: number; ttl: number }> {
     const now = Date.now();
     await sweep(now);
-    const result = await sql<{ hits: number | bigint; reset_at: number | bigint | string }>`
+    // A hit is a write: on SQLite it joins the group commit of the writes waiting with it.
+    const result = await groupedTransaction(database, (trx) =>
+      sql<{ hits: number | bigint; reset_at: number | bigint | string }>`
       insert into rate_limits (key, hits, reset_at) values (${key}, 1, ${now + windowMs})
       on conflict (key) do update set
         hits = case when rate_limits.reset_at <= ${now} then 1 else rate_limits.hits + 1 end,
         reset_at = case when rate_limits.reset_at <= ${now} then ${now + windowMs} else rate_limits.reset_at end
-      returning hits, reset_at`.execute(database.db);
+      returning hits, reset_at`.execute(trx),
+    );
     const row = result.rows[0]!;
     return { current: Number(row.hits), ttl: Math.max(0, Number(row.reset_at) - now) };
   }
