@@ -37,6 +37,7 @@ import {
 } from './places.ts';
 import { appServer, cpuTicks, LoadClient, procStatusKb, ROOT, type Server, startServer, stopAll } from './processes.ts';
 import {
+  busyNote,
   codeChangedNote,
   codeState,
   describeCode,
@@ -215,12 +216,10 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     bad: [],
     failed: false,
   };
-  if (report.loadAverage[0]! > os.cpus().length + 0.5) {
-    const warning =
-      `The machine was busy with other work (load average ${report.loadAverage[0]!.toFixed(1)} on ` +
-      `${os.cpus().length} cores) when this run started: its numbers are noisy.`;
-    report.notes.push(warning);
-    log(`${dialect}: WARNING: ${warning}`);
+  const busy = busyNote(report.loadAverage);
+  if (busy) {
+    report.notes.push(busy);
+    log(`${dialect}: WARNING: ${busy}`);
   }
   const place = await freshPlace(
     dialect,

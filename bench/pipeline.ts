@@ -36,6 +36,7 @@ import {
 } from './places.ts';
 import { appServer, cpuTicks, LoadClient, procStatusKb, type Server, stopAll } from './processes.ts';
 import {
+  busyNote,
   codeChangedNote,
   codeState,
   describeCode,
@@ -235,12 +236,10 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     notes: [],
     failed: false,
   };
-  if (report.loadAverage[0]! > os.cpus().length + 0.5) {
-    const warning =
-      `The machine was busy with other work (load average ${report.loadAverage[0]!.toFixed(1)} on ` +
-      `${os.cpus().length} cores) when this run started: its numbers are noisy.`;
-    report.notes.push(warning);
-    log(`${dialect}: WARNING: ${warning}`);
+  const busy = busyNote(report.loadAverage);
+  if (busy) {
+    report.notes.push(busy);
+    log(`${dialect}: WARNING: ${busy}`);
   }
   const place = await freshPlace(
     dialect,

@@ -96,6 +96,15 @@ export function codeState(): { head: string; dirty: string[]; digest: string } {
   }
 }
 
+/** A section's note when the machine was busier than its cores when the run began (it is shared), if it was. */
+export function busyNote(loadAverage: readonly number[]): string | undefined {
+  const cores = os.cpus().length;
+  return loadAverage[0]! > cores + 0.5
+    ? `The machine was busy with other work (load average ${loadAverage[0]!.toFixed(1)} on ${cores} cores) when ` +
+        'this run started: its numbers are noisy.'
+    : undefined;
+}
+
 /** A section's note when the code changed while it ran (others edit src/ at the same time), if it did. */
 export function codeChangedNote(r: { code: ReturnType<typeof codeState>; codeAfter?: ReturnType<typeof codeState> }) {
   return r.codeAfter && r.codeAfter.digest + r.codeAfter.head !== r.code.digest + r.code.head

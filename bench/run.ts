@@ -29,7 +29,16 @@ import {
   sleep,
 } from './places.ts';
 import { LoadClient, type Server, appServer, floorServer, leadbook, procStatusKb, stopAll } from './processes.ts';
-import { dialectsOf, type Measured, RESULTS_FILE, type Report, fmt, section, writeSection } from './results.ts';
+import {
+  busyNote,
+  dialectsOf,
+  type Measured,
+  RESULTS_FILE,
+  type Report,
+  fmt,
+  section,
+  writeSection,
+} from './results.ts';
 import {
   LABELS,
   PER_PAGE,
@@ -201,11 +210,10 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     notes: [],
     failed: false,
   };
-  const busy = report.loadAverage[0]! - os.cpus().length;
-  if (busy > 0.5) {
-    const warning = `The machine was busy with other work (load average ${report.loadAverage[0]!.toFixed(1)} on ${os.cpus().length} cores) when this run started: its numbers are noisy.`;
-    report.notes.push(warning);
-    log(`${dialect}: WARNING: ${warning}`);
+  const busy = busyNote(report.loadAverage);
+  if (busy) {
+    report.notes.push(busy);
+    log(`${dialect}: WARNING: ${busy}`);
   }
   const appKey = randomBytes(32).toString('base64');
   const runName = `leadbook_bench_${process.pid}_${dialect}`;
