@@ -2,23 +2,16 @@
 // a row (whatever the addresses), cookies over HTTPS behind a trusted proxy,
 // the idle limit of sessions, and the 3-hour password confirmation.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
+import { mailsOf } from './reliability/helpers/security.ts';
 
 /** The newest mail the app wrote to DATA_DIR/mail (no SMTP_URL), and its link. */
 function lastMailLink(app: TestApp): string {
-  const dir = path.join(app.dataDir, 'mail');
-  const files = fs.readdirSync(dir).sort();
-  const text = fs
-    .readFileSync(path.join(dir, files.at(-1)!), 'utf8')
-    .replace(/=\r?\n/g, '')
-    .replace(/=3D/g, '=');
-  const link = /https?:\/\/\S+/.exec(text)?.[0];
+  const link = mailsOf(app).at(-1)?.link;
   assert.ok(link, 'the mail has a link');
-  return link;
+  return link.href;
 }
 
 async function until<T>(check: () => T | undefined, ms = 3000): Promise<T> {

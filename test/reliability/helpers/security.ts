@@ -128,8 +128,10 @@ export async function apiSignIn(
 export function mailsOf(app: TestApp): { file: string; text: string; link: URL | undefined }[] {
   const dir = path.join(app.dataDir, 'mail');
   if (!fs.existsSync(dir)) return [];
+  // A mail still being written is a .part file until it is whole (renamed to .eml): not a mail yet.
   return fs
     .readdirSync(dir)
+    .filter((file) => file.endsWith('.eml'))
     .sort()
     .map((file) => {
       const text = fs
