@@ -195,6 +195,56 @@ export interface ChangeLogTable {
   hidden_changed: string | null;
   /** The entry this one follows from (2026-11-23T0004): a deletion's cascade, a restore's undone change. */
   cause_id: ColumnType<bigint | string | number | null, bigint | null | undefined, bigint | null>;
+  /** The import that wrote it (2026-11-26T0001), which a rollback reads. */
+  import_id: ColumnType<bigint | string | number | null, bigint | null | undefined, bigint | null>;
+}
+
+/** One import (migration 2026-11-26T0001): who, when, which file and how it was read, its counts. */
+export interface ImportsTable {
+  id: GeneratedId;
+  resource: string;
+  actor_id: Nullable<Id>;
+  via: string;
+  /** uploaded (the wizard holds the file) | running | done | failed (stopped part-way) | rolled_back */
+  status: string;
+  filename: string | null;
+  file: ColumnType<Uint8Array | null, Uint8Array | null | undefined, Uint8Array | null>;
+  size: Nullable<BigInt64>;
+  encoding: string | null;
+  delimiter: string | null;
+  /** JSON: [{header, field}] as the file was mapped. */
+  columns: string | null;
+  upsert_by: string | null;
+  bytes_read: Defaulted<BigInt64>;
+  created: Defaulted<BigInt64>;
+  updated: Defaulted<BigInt64>;
+  unchanged: Defaulted<BigInt64>;
+  failed: Defaulted<BigInt64>;
+  error: string | null;
+  started_at: Instant;
+  heartbeat_at: Nullable<Instant>;
+  finished_at: Nullable<Instant>;
+  rolled_back_at: Nullable<Instant>;
+  rolled_back_by: Nullable<Id>;
+  /** JSON: what the rollback did ({removed, restored, skipped}). */
+  rollback: string | null;
+}
+
+/** A row an import could not take, as it was read (cells, JSON) and why (errors, JSON). */
+export interface ImportFailuresTable {
+  import_id: Id;
+  row_number: BigInt64;
+  line: BigInt64;
+  cells: string;
+  errors: string;
+}
+
+/** Which field a header (normalised) was last mapped to, per resource; field null: the column was left out. */
+export interface ImportMappingsTable {
+  resource: string;
+  header: string;
+  field: string | null;
+  updated_at: Instant;
 }
 
 /** What told a user about work (migration 2026-11-25T0002), and the outbox of its mail. */
@@ -242,6 +292,9 @@ export interface DB {
   password_resets: MailedTokensTable;
   invitations: MailedTokensTable;
   change_log: ChangeLogTable;
+  imports: ImportsTable;
+  import_failures: ImportFailuresTable;
+  import_mappings: ImportMappingsTable;
   leases: LeasesTable;
   avatars: AvatarsTable;
   rate_limits: RateLimitsTable;

@@ -46,13 +46,13 @@ const fromJson = (field: Field | undefined, value: unknown): unknown => {
  * The fields an update changed (`after` holds only what it writes), or all of a deleted record's (`after` null, its
  * timestamps too, for the trash to put back): visible ones as [before, after], hidden ones by name.
  */
-function diff(resource: Resource, before: Row, after: Row | null) {
+function diff(resource: Resource, before: Row, after: Row | null, exact = false) {
   const changes: Record<string, [unknown, unknown]> = {};
   const hidden: string[] = [];
   for (const name of after ? Object.keys(after) : resource.fields.map((f) => f.name)) {
     const field = resource.field(name);
     // A derived field (a match key) follows its sources, which are logged.
-    if (!field || field.primary || field.derive || (after && field.timestamp)) continue;
+    if (!field || field.primary || field.derive || (after && field.timestamp && !exact)) continue;
     if (field.hidden) {
       if (after) hidden.push(name);
       continue;
@@ -81,7 +81,7 @@ export function entryOf(
   cause: bigint | null = null,
 ): EntryValues | null {
   if (ctx.database.logChanges === false) return null;
-  const { changes, hidden } = before ? diff(resource, before, after) : { changes: {}, hidden: [] };
+  const { changes, hidden } = before ? diff(resource, before, after, ctx.exact) : { changes: {}, hidden: [] };
   return {
     at: new Date().toISOString(),
     actor_id: actorId(ctx),
@@ -91,6 +91,7 @@ export function entryOf(
     changes: Object.keys(changes).length ? toJson(changes) : null,
     hidden_changed: hidden.length ? toJson(hidden) : null,
     cause_id: cause,
+    import_id: ctx.importId ?? null,
   };
 }
 
@@ -135,6 +136,7 @@ export async function logCreated(
       action: 'created',
       resource: resource.name,
       record_id: id,
+      import_id: ctx.importId ?? null,
     }));
     await trx.insertInto('change_log').values(rows).execute();
   }
@@ -165,6 +167,7 @@ export async function logMoved(
       record_id: id,
       changes,
       cause_id: cause,
+      import_id: ctx.importId ?? null,
     }));
     await trx.insertInto('change_log').values(rows).execute();
   }
@@ -303,7 +306,10 @@ async function readLog(
     const changes =
       stored && typed
         ? Object.fromEntries(
-            Object.entries(stored).map(([name, [before, after]]) => {
+            Object.entries(stored)
+              // An exact entry (an import's, a merge's) keeps updated_at for its rollback; nobody changed it.
+              .filter(([name]) => !typed.field(name)?.timestamp)
+              .map(([name, [before, after]]) => {
               const field = typed.field(name);
               return [name, [fromJson(field, before), fromJson(field, after)] as [unknown, unknown]];
             }),

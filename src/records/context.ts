@@ -20,4 +20,11 @@ export interface Context {
   actor?: Actor;
   /** The browser session the request came with, which a password change keeps. */
   sessionId?: string;
+  /** The import this write belongs to: its entries carry the id, which a rollback reads. */
+  importId?: bigint;
+  /**
+   * Its entries of updates keep the timestamps too (updated_at before and after), so that a rollback or the undo of a
+   * merge puts a record back exactly as it was.
+   */
+  exact?: boolean;
 }

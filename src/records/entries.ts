@@ -16,6 +16,7 @@ const ENTRY_COLUMNS = [
   'changes',
   'hidden_changed',
   'cause_id',
+  'import_id',
 ] as const;
 const entryInserts = new Map<string, string>();
 

@@ -1,4 +1,4 @@
-import { emailKey, phoneKey, sortKey } from '../schema/keys.ts';
+import { emailKey, nameCityKey, phoneKey, sortKey } from '../schema/keys.ts';
 import { defineResource } from '../schema/resource.ts';
 
 /** A prospective customer. Fields, rules and flags as the seed gives them. */
@@ -39,7 +39,14 @@ export const contact = defineResource({
       derive: { from: ['phone'], value: (r, options) => phoneKey(r.phone, options) },
     },
     name_sort: { kind: 'string', max: 255, sortable: true, derive: { from: ['name'], value: (r) => sortKey(r.name) } },
+    // The same person at the same place, however typed: one of the ways duplicates are found (indexed below).
+    name_city_key: {
+      kind: 'string',
+      max: 255,
+      derive: { from: ['name', 'city'], value: (r) => nameCityKey(r.name, r.city) },
+    },
   },
+  indexes: { name_city: ['name_city_key', 'id'] },
   needsOneOf: ['name', 'email', 'phone'],
   listColumns: ['name', 'email', 'phone', 'city', 'country', 'created_at'],
 });

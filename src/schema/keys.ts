@@ -58,10 +58,24 @@ const NOT_BASE = /[łøđðħıŧßæœþ]/g;
 export function sortKey(value: unknown): string | null {
   const s = text(value);
   if (!s) return null;
-  const base = s
+  return `${folded(s)}\u0001${s}`.slice(0, 255);
+}
+
+/** Case and accents dropped, letters to their base ("Łukasz Å" → "lukasz a"). */
+const folded = (s: string) =>
+  s
     .normalize('NFKD')
     .replace(MARKS, '')
     .toLowerCase()
     .replace(NOT_BASE, (c) => BASE_LETTERS[c] ?? c);
-  return `${base}\u0001${s}`.slice(0, 255);
+
+/**
+ * A person at a place: the name and the city folded (case, accents and runs of spaces ignored), for finding the same
+ * contact entered twice; null unless both are given.
+ */
+export function nameCityKey(name: unknown, city: unknown): string | null {
+  const [n, c] = [text(name), text(city)];
+  if (!n || !c) return null;
+  const fold = (s: string) => folded(s).replace(/\s+/g, ' ');
+  return `${fold(n)}\u0001${fold(c)}`.slice(0, 255);
 }
