@@ -32,7 +32,7 @@ import { CITIES, ContactFaker } from '../src/cli/fake-data.ts';
 import { type Database, openDatabase } from '../src/db/connection.ts';
 import type { Dialect } from '../src/db/dialect.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { importCsv } from '../src/records/csv.ts';
+import { importCsv } from '../src/records/import.ts';
 import { type Context, createRecord, updateRecord } from '../src/records/operations.ts';
 import { contact } from '../src/resources/index.ts';
 import { PG_ADMIN, pgAdmin } from './places.ts';

@@ -29,6 +29,8 @@ import { settingsRoutes } from './http/api/settings.ts';
 import { refreshLabels } from './records/settings.ts';
 import { searchRoutes } from './http/api/search.ts';
 import { trashRoutes } from './http/api/trash.ts';
+import { duplicateRoutes } from './http/api/duplicates.ts';
+import { importRoutes } from './http/api/imports.ts';
 import { declareRouteAccess } from './http/access.ts';
 import { authPlugin } from './http/auth.ts';
 import { healthRoutes } from './http/health.ts';
@@ -43,6 +45,7 @@ import { webApp } from './http/web/plugin.tsx';
 import { sendNotFoundPage } from './http/web/render.tsx';
 import { recordResources, resources } from './resources/index.ts';
 import { purgeTrash } from './records/trash.ts';
+import { forgetAbandonedUploads } from './records/imports.ts';
 import { remindersJob, startScheduler } from './scheduler.ts';
 import { sendNotificationMails } from './records/notifications.ts';
 import { VERSION } from './version.ts';
@@ -170,6 +173,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
       remindersJob(),
       { name: 'forget old idempotency keys', everyMs: 60 * 60 * 1000, run: purgeIdempotencyKeys },
+      { name: 'forget abandoned uploads', everyMs: 60 * 60 * 1000, run: forgetAbandonedUploads },
       {
         name: 'send notification mails',
         everyMs: 0,
@@ -208,6 +212,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await signedIn.register(settingsRoutes(database, resources), { prefix: '/api/v1' });
     await signedIn.register(activityRoutes(database), { prefix: '/api/v1' });
     await signedIn.register(trashRoutes(database, config.trashDays), { prefix: '/api/v1' });
+    await signedIn.register(duplicateRoutes(database), { prefix: '/api/v1' });
+    await signedIn.register(importRoutes(database), { prefix: '/api/v1' });
     await signedIn.register(searchRoutes(database), { prefix: '/api/v1' });
     for (const resource of recordResources) {
       await signedIn.register(csvRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });

@@ -6,12 +6,14 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { exportFields, importCsv } from '../src/records/csv.ts';
+import { exportFields } from '../src/records/csv.ts';
+import { importCsv } from '../src/records/import.ts';
 import { contact, inquiry } from '../src/resources/index.ts';
 import type { Field } from '../src/schema/resource.ts';
 import { type Client, type Reply, startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
 import type { Json } from './helpers/json.ts';
+import { csrfOf, form } from './reliability/helpers/security.ts';
 
 /** A CSV file as the API and the pages take it: multipart, field `file`. */
 function upload(csv: string | Uint8Array<ArrayBuffer>, filename = 'rows.csv', type = 'text/csv'): FormData {
@@ -132,7 +134,7 @@ for (const dialect of DIALECTS) {
       ]);
       const imported = await importFile('contacts', csvOf(header, rows));
       assert.equal(imported.status, 200, imported.text);
-      assert.deepEqual(imported.body, { created: 1200, failed: [] });
+      assert.deepEqual([imported.body.created, imported.body.updated, imported.body.failed], [1200, 0, []]);
       assert.equal(await total(), 1200);
 
       const exported = await app.get('/api/v1/contacts/export?format=csv');
@@ -148,7 +150,7 @@ for (const dialect of DIALECTS) {
         exportFields(contact).map((f) => f.name),
         'the header row is the fields in index',
       );
-      assert.ok(!head!.includes('password') && !head!.includes('id'));
+      assert.ok(!head!.includes('password') && head![0] === 'id', 'the id first, to import back over the records');
       assert.equal(body.length, 1200);
       const listed = await everything(app, '/api/v1/contacts');
       assert.deepEqual(
@@ -214,7 +216,7 @@ for (const dialect of DIALECTS) {
       // against formulas comes off.
       const before = await total();
       const again = await importFile('contacts', exported.text);
-      assert.deepEqual(again.body, { created: 3, failed: [] });
+      assert.deepEqual([again.body.created, again.body.failed], [3, []]);
       assert.equal(await total(), before + 3);
       const copies = (await app.get(`/api/v1/contacts?${query}&per_page=100`)).body.data as Json[];
       assert.equal(copies.length, 6);
@@ -264,7 +266,7 @@ for (const dialect of DIALECTS) {
       );
 
       const again = await importFile('inquiries', exported.text);
-      assert.deepEqual(again.body, { created: 1, failed: [] });
+      assert.deepEqual([again.body.created, again.body.failed], [1, []]);
       const both = (await app.get('/api/v1/inquiries?search=Big%20ticket')).body.data as Json[];
       assert.equal(both.length, 2);
       for (const copy of both) {
@@ -316,17 +318,57 @@ for (const dialect of DIALECTS) {
       assert.equal(String(three.service_id), String(services[4]), 'a service named by its name, in any case');
     });
 
-    test('unknown columns: 422 naming them, and nothing written', async () => {
+    test('a column that fills no field is left out and listed; a file that fills none, or one field twice, is a 422', async () => {
       const before = await total();
       const reply = await importFile(
         'contacts',
         csvOf(['name', 'emial', 'password'], [['Nobody', 'x@example.com', 'secret123']]),
       );
-      assertProblem(reply, 422, 'validation_failed');
-      assert.deepEqual(Object.keys(reply.body.errors).sort(), ['emial', 'password']);
-      assert.match(reply.body.detail, /emial/);
-      assert.equal(await total(), before);
+      assert.equal(reply.status, 200, reply.text);
+      assert.deepEqual(reply.body.columns, [
+        { header: 'name', field: 'name' },
+        { header: 'emial', field: null },
+        { header: 'password', field: null },
+      ]);
+      assert.equal(reply.body.created, 1);
+      const nobody = (await app.get('/api/v1/contacts?search=Nobody')).body.data[0];
+      assert.equal(nobody.email, null, 'the misspelt column was left out, not guessed');
+
+      const none = await importFile('contacts', csvOf(['colour', 'mood'], [['red', 'fine']]));
+      assertProblem(none, 422, 'validation_failed');
+      assert.deepEqual(Object.keys(none.body.errors), ['file']);
+      const twice = await importFile('contacts', csvOf(['email', 'E-mail'], [['a@example.com', 'b@example.com']]));
+      assertProblem(twice, 422, 'validation_failed');
+      assert.deepEqual(Object.keys(twice.body.errors), ['E-mail']);
+      assert.equal(await total(), before + 1);
       assertProblem(await importFile('contacts', ''), 422, 'validation_failed');
+    });
+
+    test('a mapping sent with a file overrides the headers and is remembered for the next file of the resource', async () => {
+      const mapping = JSON.stringify({ Firma: 'occupation', 'E-mail': null });
+      const form = new FormData();
+      form.append('mapping', mapping);
+      form.append(
+        'file',
+        new Blob([csvOf(['Name', 'E-mail', 'Firma'], [['Mapped', 'm@example.com', 'Acme']])]),
+        'a.csv',
+      );
+      const first = await app.request('POST', '/api/v1/contacts/import', { body: form });
+      assert.equal(first.status, 200, first.text);
+      assert.deepEqual(first.body.columns, [
+        { header: 'Name', field: 'name' },
+        { header: 'E-mail', field: null },
+        { header: 'Firma', field: 'occupation' },
+      ]);
+      const second = await importFile('contacts', csvOf(['name', ' firma '], [['Remembered', 'Globex']]));
+      assert.deepEqual(second.body.columns[1], { header: 'firma', field: 'occupation' });
+      const remembered = (await app.get('/api/v1/contacts?search=Remembered')).body.data[0];
+      assert.equal(remembered.occupation, 'Globex');
+      const bad = await app.request('POST', '/api/v1/contacts/import?mapping=%7B%22Firma%22%3A%22colour%22%7D', {
+        body: upload(csvOf(['Firma'], [['x']])),
+      });
+      assertProblem(bad, 422, 'validation_failed');
+      assert.deepEqual(Object.keys(bad.body.errors), ['mapping']);
     });
 
     test('a row with the wrong number of values fails alone; malformed CSV stops at its line, keeping the rows before', async () => {
@@ -334,7 +376,12 @@ for (const dialect of DIALECTS) {
       const ragged = await importFile('contacts', 'name,city\r\nRagged,Oslo,extra\r\nFine,Oslo\r\n');
       assert.equal(ragged.body.created, 1);
       assert.deepEqual(ragged.body.failed, [
-        { row: 1, line: 2, errors: { _row: ['has 3 values; the header row has 2 columns'] } },
+        {
+          row: 1,
+          line: 2,
+          errors: { _row: ['has 3 values; the header row has 2 columns'] },
+          cells: ['Ragged', 'Oslo', 'extra'],
+        },
       ]);
 
       const broken = await importFile(
@@ -346,6 +393,8 @@ for (const dialect of DIALECTS) {
       assert.match(broken.body.detail, /2 created/);
       assert.equal(await total(), before + 3);
       assert.equal((await app.get('/api/v1/contacts?search=Never')).body.data.length, 0);
+      const stopped = (await app.get('/api/v1/imports')).body.data[0];
+      assert.deepEqual([stopped.status, stopped.created], ['failed', 2], 'the import that stopped part-way says so');
     });
 
     test('the upload: non-multipart 415, no file 422, not CSV 415, too large 413', async () => {
@@ -364,8 +413,12 @@ for (const dialect of DIALECTS) {
         body: upload(Buffer.from([0x89, 0x50, 0x4e, 0x47]), 'photo.png', 'image/png'),
       });
       assertProblem(image, 415, 'unsupported_media_type');
-      const utf16 = await importFile('contacts', Buffer.from('name\r\nx\r\n', 'utf16le'));
-      assertProblem(utf16, 415, 'unsupported_media_type');
+      const workbook = await importFile(
+        'contacts',
+        Buffer.from('PK\u0003\u0004\u0014\u0000\u0006\u0000name', 'latin1'),
+      );
+      assertProblem(workbook, 415, 'unsupported_media_type');
+      assert.match(workbook.body.detail, /not CSV text/);
 
       const before = await total();
       const tooBig = await importCsv(
@@ -430,9 +483,17 @@ for (const dialect of DIALECTS) {
         const post = doc.paths[`/api/v1/${resource}/import`]?.post;
         assert.ok(post?.requestBody.content['multipart/form-data'], resource);
         assert.deepEqual(Object.keys(post.responses['200'].content['application/json'].schema.properties), [
+          'import_id',
           'created',
+          'updated',
+          'would_create',
+          'would_update',
+          'unchanged',
           'failed',
           'failed_truncated',
+          'columns',
+          'encoding',
+          'delimiter',
         ]);
       }
     });
@@ -447,7 +508,32 @@ for (const dialect of DIALECTS) {
         assert.equal(login.status, 200, login.text);
       });
 
-      test('the import page explains the columns; a file posted with its token gives the report with the failed row', async () => {
+      /** The wizard's form fields: each column's field by position ("" leaves it out), and the field to match by. */
+      const choices = (token: string, fields: string[], upsertBy = '') =>
+        form({ _csrf: token, ...Object.fromEntries(fields.map((f, i) => [`column_${i}`, f])), upsert_by: upsertBy });
+
+      /** Uploads a file through step 1 (with the form's token): the address of its matching step. */
+      async function uploadThroughPage(csv: string | Uint8Array<ArrayBuffer>, resource = 'contacts') {
+        const token = csrfOfImportForm((await browser.get(`/${resource}/import`)).text);
+        const staged = await browser.request('POST', `/${resource}/import`, { body: withToken(token, upload(csv)) });
+        assert.equal(staged.status, 303, staged.text);
+        const next = staged.headers.get('location') ?? '';
+        assert.match(next, new RegExp(`^/${resource}/import/\\d+$`));
+        return next;
+      }
+
+      /** An import's page once it is no longer running (it runs in the background, the page polls while it does). */
+      async function finished(path: string): Promise<Reply> {
+        for (let i = 0; i < 200; i++) {
+          const page = await browser.get(path);
+          assert.equal(page.status, 200, page.text);
+          if (!page.text.includes('hx-trigger="every 1s"')) return page;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        throw new Error(`${path} still running`);
+      }
+
+      test('the wizard: upload, match the columns, preview (nothing written), import in the background, report, roll back', async () => {
         const page = await browser.get('/contacts/import');
         assert.equal(page.status, 200, page.text);
         assert.equal(page.text.match(/<h1[ >]/g)?.length, 1);
@@ -457,40 +543,116 @@ for (const dialect of DIALECTS) {
           ),
           'the writable fields, in order',
         );
+        assert.match(page.text, /semicolons or tabs, in UTF-8, UTF-16 or Windows-1252/);
         assert.match(page.text, /enctype="multipart\/form-data"/);
         assert.match(page.text, /hx-encoding="multipart\/form-data"/);
         assert.match(page.text, /<progress id="import-progress" hidden/);
-        assert.match(page.text, /accept=".csv,text\/csv"/);
         assert.doesNotMatch(page.text, /style=|<script>/);
-        const token = csrfOfImportForm(page.text);
 
         const before = await total();
         const csv = csvOf(
-          ['name', 'service_id'],
+          ['Name', 'E-mail', 'service_id', 'Firma', 'Colour'],
           [
-            ['Page one', services[0]],
-            ['Page two', 'abc'],
-            ['Page three', ''],
+            ['Page one', 'page.one@example.org', services[0], 'Acme', 'red'],
+            ['Page two', 'page.two@example.org', 'abc', 'Globex', 'blue'],
+            ['Page three', '', '', 'Initech', 'green'],
           ],
         );
-        const report = await browser.request('POST', '/contacts/import', { body: withToken(token, upload(csv)) });
-        assert.equal(report.status, 200, report.text);
-        assert.match(report.text, /2 contacts were created\./);
-        assert.match(report.text, /1 row could not be imported/);
-        assert.match(
-          report.text,
-          /<tr><td>2<\/td><td>3<\/td><td><ul class="import-errors"><li><code>service_id<\/code> names no service: there is no service &quot;abc&quot;<\/li><\/ul><\/td><\/tr>/,
-        );
-        assert.match(report.text, /href="\/contacts"/);
-        assert.equal(await total(), before + 2);
+        const matching = await uploadThroughPage(csv);
+        const id = matching.split('/').at(-1)!;
+        assert.equal(await total(), before, 'an upload writes no record');
 
-        const clean = await browser.request('POST', '/contacts/import', {
-          body: withToken(token, upload(csvOf(['name'], [['Page four']]))),
-        });
-        assert.match(clean.text, /No rows failed/);
+        // Step 2: how the file was read, a select per column preselected by the headers, the first values.
+        const match = await browser.get(matching);
+        assert.equal(match.status, 200, match.text);
+        assert.match(match.text, /Read as <strong>UTF-8<\/strong>, separated by <strong>comma \(,\)<\/strong>/);
+        /** The value of the option a column's select has selected. */
+        const selected = (i: number) => {
+          const select = new RegExp(`<select id="column-${i}" name="column_${i}">([\\s\\S]*?)</select>`).exec(
+            match.text,
+          )!;
+          const option = [...select[1]!.matchAll(/<option([^>]*)>/g)].find((o) => / selected/.test(o[1]!));
+          // An empty value is written as a bare attribute.
+          return option ? (/value="([^"]*)"/.exec(option[1]!)?.[1] ?? '') : undefined;
+        };
+        assert.deepEqual([0, 1, 2, 3, 4].map(selected), ['name', 'email', 'service_id', '', '']);
+        assert.match(match.text, /<label for="column-1">E-mail<\/label>/);
+        assert.match(match.text, /<li>page\.two@example\.org<\/li>/);
+        assert.match(match.text, /<option value="occupation">Occupation \(occupation\)<\/option>/);
+        assert.match(match.text, /name="upsert_by" value="email"/);
+        const token = csrfOf(match.text);
+        const chosen = ['name', 'email', 'service_id', 'occupation', ''];
+
+        // Step 3: a dry run with the mapping chosen; the failed row with its cells and reason; nothing written.
+        const preview = await browser.request('POST', `${matching}/preview`, choices(token, chosen));
+        assert.equal(preview.status, 200, preview.text);
+        assert.match(preview.text, /Nothing is written yet\. The import would create 2 contacts/);
+        assert.match(
+          preview.text,
+          /<td>2<\/td><td class="cell-text"><ul class="import-errors"><li>service_id names no service: there is no service &quot;abc&quot;<\/li><\/ul><\/td><td>Page two<\/td>/,
+        );
+        assert.match(preview.text, /<input type="hidden" name="column_3" value="occupation"\/>/);
+        assert.match(preview.text, /<button type="submit">Import 2 rows<\/button>/);
+        assert.match(preview.text, new RegExp(`<form method="get" action="${matching}"`));
+        assert.equal(await total(), before, 'a preview writes nothing');
+        // Back to matching keeps the choices (the address carries them).
+        const back = await browser.get(
+          `${matching}?${new URLSearchParams({ column_3: 'occupation', column_0: 'name' })}`,
+        );
+        assert.match(back.text, /<option value="occupation" selected/);
+
+        // Step 4: the run answers at once with the import's page, which follows it until it is done.
+        const run = await browser.request('POST', `${matching}/run`, choices(token, chosen));
+        assert.equal(run.status, 303, run.text);
+        assert.equal(run.headers.get('location'), `/imports/${id}`);
+        const report = await finished(`/imports/${id}`);
+        assert.match(report.text, /<dd>Done<\/dd>/);
+        assert.match(report.text, /<p class="stat">2<\/p><p class="stat-label">Created<\/p>/);
+        assert.match(report.text, /service_id names no service: there is no service &quot;abc&quot;/);
+        assert.match(report.text, new RegExp(`href="/imports/${id}/failed.csv"`));
+        assert.match(report.text, new RegExp(`<form method="post" action="/imports/${id}/rollback">`));
+        assert.equal(await total(), before + 2);
+        const one = (await app.get('/api/v1/contacts?search=page.one@example.org')).body.data;
+        assert.equal(one[0].occupation, 'Acme', 'the column mapped by hand');
+        assert.equal(one[0].email, 'page.one@example.org');
+
+        const list = await browser.get('/imports');
+        assert.equal(list.status, 200, list.text);
+        assert.match(list.text, new RegExp(`<a href="/imports/${id}">rows.csv</a>`));
+        assert.match(list.text, /<a href="\/imports" aria-current="page">Imports<\/a>/);
+
+        const failedCsv = await browser.get(`/imports/${id}/failed.csv`);
+        assert.equal(failedCsv.status, 200, failedCsv.text);
+        assert.deepEqual(rowsOf(failedCsv.text), [
+          ['Name', 'E-mail', 'service_id', 'Firma', 'Colour', 'Import problems'],
+          [
+            'Page two',
+            'page.two@example.org',
+            'abc',
+            'Globex',
+            'blue',
+            'service_id names no service: there is no service "abc"',
+          ],
+        ]);
+
+        // Run twice: the staged file is gone.
+        const again = await browser.request('POST', `${matching}/run`, choices(token, chosen));
+        assert.equal(again.status, 409, again.text);
+        assert.match(again.text, /imported already/);
+
+        const rollback = await browser.request('POST', `/imports/${id}/rollback`, form({ _csrf: token }));
+        assert.equal(rollback.status, 303, rollback.text);
+        const rolled = await browser.get(`/imports/${id}`);
+        assert.match(rolled.text, /The import was rolled back: 2 removed, 0 put back\./);
+        assert.match(rolled.text, /<dd>Rolled back<\/dd>/);
+        assert.doesNotMatch(rolled.text, /action="\/imports\/\d+\/rollback"/);
+        assert.equal(await total(), before);
+        const twice = await browser.request('POST', `/imports/${id}/rollback`, form({ _csrf: token }));
+        assert.equal(twice.status, 409);
+        assert.match(twice.text, /rolled back already/);
       });
 
-      test('a problem shows the import page again with a message and a 4xx', async () => {
+      test('a problem shows the step again with a message and a 4xx', async () => {
         const token = csrfOfImportForm((await browser.get('/contacts/import')).text);
         const action = '/contacts/import';
         // A browser sends a file input left empty as a file part with an empty name (FormData cannot say that).
@@ -505,26 +667,50 @@ for (const dialect of DIALECTS) {
         assert.equal(none.status, 422);
         assert.match(none.text, /choose a CSV file/);
         assert.match(none.text, /<h1>Import contacts<\/h1>/);
-        const unknown = await browser.request('POST', action, {
-          body: withToken(token, upload('name,colour\nx,red\n')),
-        });
-        assert.equal(unknown.status, 422);
-        assert.match(unknown.text, /<code>colour<\/code> is not a column you can import/);
         const notCsv = await browser.request('POST', action, {
           body: withToken(token, upload('GIF89a', 'cat.gif', 'image/gif')),
         });
         assert.equal(notCsv.status, 415);
         assert.match(notCsv.text, /cat\.gif is not a CSV file/);
-        // htmx sends the token in its header too (hx-headers on <body>).
+        // htmx sends the token in its header too (hx-headers on <body>), and follows HX-Redirect to the next step.
         const viaHtmx = await browser.request('POST', action, {
           body: upload('name,colour\nx,red\n'),
           headers: { 'hx-request': 'true', 'x-csrf-token': token },
         });
         assert.equal(viaHtmx.status, 200, 'htmx swaps only 2xx answers in');
-        assert.match(viaHtmx.text, /is not a column you can import/);
+        assert.match(viaHtmx.headers.get('hx-redirect') ?? '', /^\/contacts\/import\/\d+$/);
         const noToken = await browser.request('POST', '/contacts/import', { body: upload('name\nMallory\n') });
         assert.equal(noToken.status, 403);
-        assert.equal((await app.get('/api/v1/contacts?search=Mallory')).body.data.length, 0);
+
+        // A file the matching step cannot read goes back to step 1, saying why.
+        const empty = await browser.get(await uploadThroughPage('\n'));
+        assert.equal(empty.status, 422, empty.text);
+        assert.match(empty.text, /The file is empty/);
+        assert.match(empty.text, /aria-current="step">Upload the file</);
+
+        // A mapping that cannot stand goes back to the matching, with the choices made.
+        const matching = await uploadThroughPage('name,email,colour\nx,x@example.org,red\n');
+        const csrf = csrfOf((await browser.get(matching)).text);
+        const twice = await browser.request('POST', `${matching}/preview`, choices(csrf, ['name', 'name', '']));
+        assert.equal(twice.status, 422, twice.text);
+        assert.match(twice.text, /Two columns fill the same field/);
+        assert.match(twice.text, /aria-current="step">Match the columns</);
+        const noKey = await browser.request('POST', `${matching}/preview`, choices(csrf, ['name', '', ''], 'email'));
+        assert.equal(noKey.status, 422, noKey.text);
+        assert.match(noKey.text, /needs a column for email/);
+        const run = await browser.request('POST', `${matching}/run`, choices(csrf, ['name', 'colour', '']));
+        assert.equal(run.status, 422, run.text);
+        assert.match(run.text, /colour is not a field you can import/);
+        const noPost = await browser.request('POST', `${matching}/run`, form({ name: 'x' }));
+        assert.equal(noPost.status, 403, 'the token is checked');
+        assert.equal((await app.get('/api/v1/contacts?search=x@example.org')).body.data.length, 0);
+
+        // Nobody else's upload, and no import that is not there.
+        assert.equal((await browser.get('/contacts/import/999999')).status, 404);
+        assert.equal((await browser.get('/imports/999999')).status, 404);
+        assert.equal((await browser.get('/imports/abc')).status, 404);
+        const other = app.client();
+        assert.equal((await other.get(matching)).status, 303, 'a stranger is sent to sign in');
       });
 
       test('export.csv is the current view of the index (its filters and sort), with a byte order mark', async () => {

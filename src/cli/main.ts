@@ -164,19 +164,44 @@ program
     });
   });
 
+/** `--map 'E-mail=email' --map 'City='`: header → field, an empty field leaving the column out. */
+function addMapping(pair: string, mapping: Record<string, string | null>) {
+  const at = pair.lastIndexOf('=');
+  if (at <= 0) throw new InvalidArgumentError(`write HEADER=FIELD (or HEADER= to leave the column out), not ${pair}`);
+  return { ...mapping, [pair.slice(0, at)]: pair.slice(at + 1) || null };
+}
+
 program
   .command('import')
   .description(
-    "import a CSV file (a header row of field names, then one record per row) into a resource's records; " +
-      'invalid rows are listed and skipped, valid ones kept',
+    'import a CSV file (a header row, then one record per row; comma, semicolon or tab separated; UTF-8, UTF-16 or ' +
+      "Windows-1252) into a resource's records; invalid rows are listed and skipped, valid ones kept",
   )
   .argument('<resource>', RESOURCE)
   .argument('<file>', 'the CSV file')
   .option('--as <email>', 'the admin the records are created by (default: the first admin)')
+  .option(
+    '--map <header=field>',
+    'fill FIELD from the column HEADER (HEADER= leaves it out); repeatable',
+    addMapping,
+    {},
+  )
+  .option('--upsert-by <field>', 'update the record a row matches by this field (id, email) instead of creating one')
+  .option('--dry-run', 'read and check the whole file, write nothing, and say what the import would do')
   .option('--report <file>', 'write the full report (every failed row and its errors) as JSON')
   .action(async (...args: Parameters<typeof import('./records.ts').importCommand>) => {
     const { importCommand } = await import('./records.ts');
     await importCommand(...args);
+  });
+
+program
+  .command('import:rollback')
+  .description('undo an import: remove the records it created, put back those it updated (not those changed since)')
+  .argument('<id>', 'the import id the import printed (also on the Imports page)')
+  .option('--as <email>', 'the admin who rolls back (default: the first admin)')
+  .action(async (...args: Parameters<typeof import('./records.ts').rollbackCommand>) => {
+    const { rollbackCommand } = await import('./records.ts');
+    await rollbackCommand(...args);
   });
 
 program

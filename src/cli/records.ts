@@ -6,7 +6,9 @@ import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import qs from 'qs';
 import type { Database } from '../db/connection.ts';
-import { exportCsv, importCsv } from '../records/csv.ts';
+import { exportCsv } from '../records/csv.ts';
+import { importCsv } from '../records/import.ts';
+import { rollbackImport } from '../records/imports.ts';
 import { type Context, listRecords } from '../records/operations.ts';
 import { recordResources } from '../resources/index.ts';
 import type { Resource } from '../schema/resource.ts';
@@ -41,6 +43,9 @@ async function adminContext(database: Database, email?: string): Promise<Context
 export interface ImportCommandOptions {
   as?: string;
   report?: string;
+  map?: Record<string, string | null>;
+  upsertBy?: string;
+  dryRun?: boolean;
 }
 
 export async function importCommand(resourceName: string, file: string, opts: ImportCommandOptions): Promise<void> {
@@ -49,19 +54,32 @@ export async function importCommand(resourceName: string, file: string, opts: Im
   await withDatabase(async (database) => {
     const ctx = await adminContext(database, opts.as);
     const MIB = 1024 * 1024;
-    const bar = progress(`importing ${resource.name}`, Math.ceil(size / MIB), 'MiB');
+    const verb = opts.dryRun ? 'checking' : 'importing';
+    const bar = progress(`${verb} ${resource.name}`, Math.ceil(size / MIB), 'MiB');
     const started = performance.now();
     const report = await importCsv(ctx, resource, fs.createReadStream(file), {
       maxBytes: Number.POSITIVE_INFINITY,
+      mapping: opts.map,
+      upsertBy: opts.upsertBy,
+      dryRun: opts.dryRun,
+      filename: file.split(/[\\/]/).at(-1),
       onProgress: ({ bytes }) => bar.tick(Math.round(bytes / MIB)),
     });
     bar.stop();
     const seconds = (performance.now() - started) / 1000;
     const failures = report.failed.length + (report.failed_truncated ?? 0);
+    const rows = report.created + report.updated + report.unchanged;
+    const separator = report.delimiter === '\t' ? 'tab' : report.delimiter;
+    console.log(`Read as ${report.encoding}, separated by ${separator}.`);
+    const left = report.columns.filter((c) => !c.field).map((c) => c.header);
+    if (left.length) console.log(`Columns left out (they fill no field; map them with --map): ${left.join(', ')}`);
     console.log(
-      `Imported ${report.created} ${resource.name} in ${seconds.toFixed(1)} s ` +
-        `(${Math.round(report.created / seconds)} rows/s); ${failures} rows failed.`,
+      `${opts.dryRun ? 'Would create' : 'Created'} ${report.created}, ${opts.dryRun ? 'would update' : 'updated'} ` +
+        `${report.updated}, ${report.unchanged} unchanged ${resource.name} in ${seconds.toFixed(1)} s ` +
+        `(${Math.round(rows / seconds)} rows/s); ${failures} rows ${opts.dryRun ? 'would fail' : 'failed'}.`,
     );
+    if (report.import_id !== undefined)
+      console.log(`Import ${report.import_id}: undo it with leadbook import:rollback ${report.import_id}`);
     for (const failure of report.failed.slice(0, 20)) {
       const errors = Object.entries(failure.errors)
         .map(([field, messages]) => `${field} ${messages.join('; ')}`)
@@ -70,8 +88,25 @@ export async function importCommand(resourceName: string, file: string, opts: Im
     }
     if (failures > 20)
       console.log(`  … ${failures - 20} more${opts.report ? '' : ' (write them all with --report FILE)'}`);
-    if (opts.report) fs.writeFileSync(opts.report, JSON.stringify(report, null, 2));
+    if (opts.report)
+      fs.writeFileSync(
+        opts.report,
+        JSON.stringify(report, (_k, v) => (typeof v === 'bigint' ? String(v) : v), 2),
+      );
     if (failures) process.exitCode = 2;
+  });
+}
+
+export async function rollbackCommand(id: string, opts: { as?: string }): Promise<void> {
+  await withDatabase(async (database) => {
+    const ctx = await adminContext(database, opts.as);
+    const report = await rollbackImport(ctx, id);
+    console.log(`Rolled back import ${id}: ${report.removed} removed, ${report.restored} put back as they were.`);
+    if (report.skipped.length) {
+      console.log(`${report.skipped.length} left as they are:`);
+      for (const s of report.skipped.slice(0, 50)) console.log(`  ${s.resource} ${s.id}: ${s.reason}`);
+      if (report.skipped.length > 50) console.log(`  … ${report.skipped.length - 50} more`);
+    }
   });
 }
 

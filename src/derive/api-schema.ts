@@ -158,7 +158,7 @@ export function activitySchema(resource: Resource): JsonSchema {
       at: { type: 'string', format: 'date-time' },
       action: {
         type: 'string',
-        description: 'created, updated, deleted, restored, note; on users also their security events',
+        description: 'created, updated, deleted, restored, merged, note; on users also their security events',
       },
       actor: {
         type: ['object', 'null'],
@@ -168,6 +168,11 @@ export function activitySchema(resource: Resource): JsonSchema {
       via: { type: 'string', enum: ['web', 'api', 'import', 'intake', 'rule', 'cli', 'system'] },
       changes: { type: 'object', properties: changes, additionalProperties: false },
       hidden_changed: { type: 'array', items: { type: 'string' } },
+      merged: {
+        type: 'array',
+        description: 'on a merged entry: the ids of the records merged into this one (now in the trash)',
+        items: { type: 'integer', format: 'int64' },
+      },
       // A record that others annotate shows them: `note: {id, body}` on an entry whose action is `note`.
       ...Object.fromEntries(
         annotationsOf(resource).map(({ resource: other }) => [

@@ -153,6 +153,30 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'POST /api/v1/trash/:change_id/restore': records('delete', { record: true }),
   'POST /trash/:change_id/restore': records('delete', { record: true }),
 
+  // Duplicates of contacts: whoever reads contacts sees them; merging deletes, and so does its undo.
+  'GET /api/v1/{r}/duplicates': records('read'),
+  'POST /api/v1/{r}/merge': records('delete'),
+  'POST /api/v1/{r}/merge/:merge_id/undo': records('delete'),
+  'GET /{r}/duplicates': records('read'),
+  'POST /{r}/merge': records('delete'),
+  'POST /{r}/merge/:merge_id/undo': records('delete'),
+
+  // Imports of any resource (whoever may import contacts sees the list, narrowed to the resources they may import);
+  // rolling one back deletes what it created.
+  'GET /api/v1/imports': records('import', { resource: 'contacts' }),
+  'GET /api/v1/imports/:id': records('import', { resource: 'contacts' }),
+  'GET /api/v1/imports/:id/failed': records('import', { resource: 'contacts' }),
+  'POST /api/v1/imports/:id/rollback': records('delete', { resource: 'contacts' }),
+  'GET /imports': records('import', { resource: 'contacts' }),
+  'GET /imports/:id': records('import', { resource: 'contacts' }),
+  'GET /imports/:id/progress': records('import', { resource: 'contacts' }),
+  'GET /imports/:id/failed.csv': records('import', { resource: 'contacts' }),
+  'POST /imports/:id/rollback': records('delete', { resource: 'contacts' }),
+  // The import wizard's steps after the upload: map the columns, preview, run.
+  'GET /{r}/import/:id': records('import'),
+  'POST /{r}/import/:id/preview': records('import'),
+  'POST /{r}/import/:id/run': records('import'),
+
   // Any record resource, through the API.
   'GET /api/v1/{r}': records('read'),
   'POST /api/v1/{r}': records('create'),

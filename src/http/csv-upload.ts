@@ -6,7 +6,8 @@ import type { Readable } from 'node:stream';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
-import { IMPORT_MAX_BYTES, importCsv, type ImportReport, looksLikeCsv } from '../records/csv.ts';
+import { looksLikeCsv } from '../records/csv.ts';
+import { IMPORT_MAX_BYTES, importCsv, type ImportOptions, type ImportReport } from '../records/import.ts';
 import { authorize, type Context } from '../records/operations.ts';
 import type { Resource } from '../schema/resource.ts';
 
@@ -67,12 +68,19 @@ export function uploadError(error: unknown): AppError | undefined {
   return undefined;
 }
 
+/** The uploaded CSV file of a multipart request (field `file`), its name, and the form fields sent before it. */
+export interface Upload {
+  file: Readable;
+  filename: string;
+  fields: Record<string, string>;
+}
+
 /**
  * The uploaded CSV file of a multipart request (field `file`), as a stream
  * that fails with a 413 when the file passes the limit: busboy would
  * otherwise just cut it short, and half a file would import as a whole one.
  */
-export async function uploadedCsv(request: FastifyRequest, beforeRead?: BeforeRead): Promise<Readable> {
+export async function uploadedCsv(request: FastifyRequest, beforeRead?: BeforeRead): Promise<Upload> {
   if (!request.isMultipart()) throw uploadError({ code: 'FST_INVALID_MULTIPART_CONTENT_TYPE' })!;
   // Refuse a body that is too large by its own account before reading any of it.
   if (Number(request.headers['content-length'] ?? 0) > IMPORT_MAX_BYTES + ENVELOPE_BYTES) throw tooLarge();
@@ -101,13 +109,23 @@ export async function uploadedCsv(request: FastifyRequest, beforeRead?: BeforeRe
     throw new AppError(
       415,
       'unsupported_media_type',
-      `${part.filename} is not a CSV file: save it from your spreadsheet as "CSV UTF-8 (comma delimited)".`,
-      { file: ['must be a CSV file (.csv)'] },
+      `${part.filename} is not a CSV file: save it from your spreadsheet as CSV, or as Unicode Text (.txt).`,
+      { file: ['must be a CSV file (.csv, .tsv or .txt)'] },
     );
   }
   const file = part.file;
   file.on('limit', () => file.destroy(tooLarge()));
-  return file;
+  return { file, filename: part.filename, fields: fieldsBefore(part) };
+}
+
+/** The text fields sent before the file (the mapping, upsert_by); a field after it is not seen. */
+function fieldsBefore(part: MultipartFile): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  for (const [name, value] of Object.entries(part.fields)) {
+    const field = Array.isArray(value) ? value.at(-1) : value;
+    if (field && field.type === 'field' && typeof field.value === 'string') out[name] = field.value;
+  }
+  return out;
 }
 
 /**
@@ -116,17 +134,31 @@ export async function uploadedCsv(request: FastifyRequest, beforeRead?: BeforeRe
  */
 export type BeforeRead = (part: MultipartFile | undefined) => Promise<void>;
 
-/** Reads the upload of a request and imports it: what both import doors do. */
+/** What both import doors take besides the file, from the query or the form fields before the file. */
+export function importChoices(query: Record<string, unknown>, fields: Record<string, string>): ImportOptions {
+  const pick = (name: string) =>
+    fields[name] ?? (typeof query[name] === 'string' ? (query[name] as string) : undefined);
+  const dryRun = pick('dry_run');
+  if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
+    throw new AppError(422, 'validation_failed', 'dry_run is true or false.', { dry_run: ['must be true or false'] });
+  const upsertBy = pick('upsert_by') || undefined;
+  return { dryRun: dryRun === 'true', mapping: pick('mapping'), upsertBy };
+}
+
+/** Reads the upload of a request and imports it (or, with dry_run, says what it would do): both import doors. */
 export async function importUpload(
   ctx: Context,
   resource: Resource,
   request: FastifyRequest,
   beforeRead?: BeforeRead,
-): Promise<ImportReport> {
+): Promise<ImportReport & { dryRun: boolean }> {
   try {
     // Who may import is settled before a byte of the file is read.
     authorize(ctx, resource, 'import');
-    return await importCsv(ctx, resource, await uploadedCsv(request, beforeRead));
+    const upload = await uploadedCsv(request, beforeRead);
+    const choices = importChoices(request.query as Record<string, unknown>, upload.fields);
+    const report = await importCsv(ctx, resource, upload.file, { ...choices, filename: upload.filename });
+    return { ...report, dryRun: choices.dryRun === true };
   } catch (error) {
     // The rest of an upload refused part-way is read and thrown away after the answer (src/http/drain.ts).
     throw uploadError(error) ?? error;

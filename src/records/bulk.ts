@@ -250,7 +250,7 @@ async function updateBatch(
  * null (an entry each), then the rows. A record still named through a reference that restricts its deletion is a
  * 409 (the caller has set its own records with such references aside; one met further down undoes the batch).
  */
-async function removeMany(
+export async function removeMany(
   trx: Executor,
   ctx: Context,
   resource: Resource,

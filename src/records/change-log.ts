@@ -12,8 +12,11 @@ import { annotationsOf, type Field, type Resource } from '../schema/resource.ts'
 import type { Context, Via } from './context.ts';
 import type { Row } from './repository.ts';
 
-/** What an entry says happened to a record (`restored`: back from the trash, or a change undone). */
-export const RECORD_ACTIONS = ['created', 'updated', 'deleted', 'restored'] as const;
+/**
+ * What an entry says happened to a record (`restored`: back from the trash, or a change undone; `merged`: other
+ * records merged into it, whose moves and deletions are the entries it causes).
+ */
+export const RECORD_ACTIONS = ['created', 'updated', 'deleted', 'restored', 'merged'] as const;
 export type Action = (typeof RECORD_ACTIONS)[number];
 /** What a timeline shows besides its record's own entries: a note added to it. */
 export type TimelineAction = Action | 'note';
@@ -31,6 +34,8 @@ export interface Entry {
   hidden_changed?: string[];
   /** A timeline's note entry: the note as it is now. */
   note?: { id: bigint; body: string };
+  /** A timeline's merge entry: the ids of the records merged into this one. */
+  merged?: bigint[];
 }
 
 // Values are stored as JSON; 64-bit integers as their digits (the field's kind reads them back).
@@ -289,6 +294,7 @@ async function readLog(
     .limit(perPage + 1)
     .execute();
   const texts = await annotationTexts(ctx, annotations, rows);
+  const merged = typed ? await mergedInto(ctx, rows) : new Map<string, bigint[]>();
   const data = rows.slice(0, perPage).flatMap((row): Entry[] => {
     const annotation = annotations.find((a) => a.resource.name === row.resource && row.resource !== resource);
     if (annotation) {
@@ -310,9 +316,9 @@ async function readLog(
               // An exact entry (an import's, a merge's) keeps updated_at for its rollback; nobody changed it.
               .filter(([name]) => !typed.field(name)?.timestamp)
               .map(([name, [before, after]]) => {
-              const field = typed.field(name);
-              return [name, [fromJson(field, before), fromJson(field, after)] as [unknown, unknown]];
-            }),
+                const field = typed.field(name);
+                return [name, [fromJson(field, before), fromJson(field, after)] as [unknown, unknown]];
+              }),
           )
         : stored;
     return [
@@ -321,6 +327,7 @@ async function readLog(
         ...(typed ? {} : { resource: row.resource, record_id: row.record_id === null ? null : BigInt(row.record_id) }),
         ...(changes ? { changes } : {}),
         ...(row.hidden_changed ? { hidden_changed: JSON.parse(row.hidden_changed) as string[] } : {}),
+        ...(merged.has(String(row.id)) ? { merged: merged.get(String(row.id)) } : {}),
       },
     ];
   });
@@ -346,6 +353,27 @@ const entryHead = (row: LogRow) => ({
   actor: row.actor_id === null ? null : { id: BigInt(row.actor_id), name: row.actor_name ?? `#${row.actor_id}` },
   via: row.via,
 });
+
+/** For each merge among the rows, the ids of the records it merged (deleted, with the merge as their cause). */
+async function mergedInto(ctx: Context, rows: readonly LogRow[]): Promise<Map<string, bigint[]>> {
+  const merges = rows.filter((r) => r.action === 'merged');
+  const ids = new Map<string, bigint[]>(merges.map((r) => [String(r.id), []]));
+  if (merges.length === 0) return ids;
+  const deleted = await ctx.database.db
+    .selectFrom('change_log')
+    .select(['cause_id', 'record_id'])
+    .where(
+      'cause_id',
+      'in',
+      merges.map((r) => BigInt(r.id)),
+    )
+    .where('action', '=', 'deleted')
+    .where('resource', '=', merges[0]!.resource)
+    .orderBy('id')
+    .execute();
+  for (const row of deleted) ids.get(String(row.cause_id))?.push(BigInt(row.record_id!));
+  return ids;
+}
 
 /** The current text of each annotation the rows name (none for one deleted since), by `resource:id`. */
 async function annotationTexts(

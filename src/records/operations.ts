@@ -579,7 +579,6 @@ async function writeUpdate(
 ): Promise<RecordResult> {
   const actor = authorize(ctx, resource, 'update', true);
   const stored = await prepare(resource, input);
-  const hooks = rulesOf(resource);
   const { db } = ctx.database;
   const { record, changeId } = await uniqueAsFieldError(ctx, resource, input, () =>
     db.transaction().execute(async (trx) => {
@@ -587,18 +586,94 @@ async function writeUpdate(
       if (!before || !visibleTo(actor, resource, before)) throw notFound();
       authorize(ctx, resource, 'update', before);
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
-      const changes = await changesTo(trx, ctx, resource, actor, before, input, stored);
-      if (Object.keys(changes).length === 0) return { record: before, changeId: undefined };
-      await checkReferences(trx, resource, changes);
-      const written = stamp(ctx, resource, changes, before, new Date().toISOString(), actor);
-      const entry = entryOf(ctx, resource, action, before, written, cause);
-      const changeId = await updateRow(trx, resource, id, written, entry);
-      await noticeAssignments(trx, ctx, resource, [{ id, before, values: written }]);
-      await hooks.afterUpdate?.(trx, ctx, before, changes);
+      const changeId = await applyUpdate(trx, ctx, resource, actor, before, input, stored, action, cause);
+      if (changeId === undefined) return { record: before, changeId };
       return { record: (await selectById(trx, resource, id))!, changeId };
     }),
   );
   return { record, etag: etagOf(record), changeId };
+}
+
+/**
+ * Writes what `input` changes in `before` (read locked), with its entry, inside the caller's transaction; answers the
+ * entry's id, or undefined when nothing changed. An update, a restore, and each row an import updates.
+ */
+async function applyUpdate(
+  trx: Executor,
+  ctx: Context,
+  resource: Resource,
+  actor: Actor,
+  before: Row,
+  input: Row,
+  stored: Row,
+  action: 'updated' | 'restored' = 'updated',
+  cause: bigint | null = null,
+): Promise<bigint | undefined> {
+  const id = BigInt(before[resource.primaryKey.name] as bigint);
+  const changes = await changesTo(trx, ctx, resource, actor, before, input, stored);
+  if (Object.keys(changes).length === 0) return undefined;
+  await checkReferences(trx, resource, changes);
+  const written = stamp(ctx, resource, changes, before, new Date().toISOString(), actor);
+  const changeId = await updateRow(trx, resource, id, written, entryOf(ctx, resource, action, before, written, cause));
+  await noticeAssignments(trx, ctx, resource, [{ id, before, values: written }]);
+  await rulesOf(resource).afterUpdate?.(trx, ctx, before, changes);
+  return changeId;
+}
+
+/** An update an import prepared: the record it matched (as read) and the checked input for it. */
+export interface PreparedUpdate {
+  id: bigint;
+  input: Row;
+}
+
+/**
+ * Applies many updates in one transaction, each record read again under a lock and changed only where the input
+ * differs; when one is refused (422, 409, a unique value taken) the batch is rolled back and each is retried in its
+ * own transaction, so only those at fault are refused. Answers, per update: 'updated', 'unchanged', or the AppError
+ * that refused it (a record gone meanwhile is a 404).
+ */
+export async function updatePreparedBatch(
+  ctx: Context,
+  resource: Resource,
+  updates: readonly PreparedUpdate[],
+): Promise<('updated' | 'unchanged' | AppError)[]> {
+  const actor = authorize(ctx, resource, 'update', true);
+  const stored = await Promise.all(updates.map((u) => prepare(resource, u.input)));
+  const one = async (trx: Executor, i: number) => {
+    const { id, input } = updates[i]!;
+    const before = await selectById(trx, resource, id, true);
+    if (!before) throw notFound();
+    authorize(ctx, resource, 'update', before);
+    return (await applyUpdate(trx, ctx, resource, actor, before, input, stored[i]!)) === undefined
+      ? 'unchanged'
+      : 'updated';
+  };
+  const refused = (error: unknown) =>
+    error instanceof AppError && [404, 409, 422].includes(error.status) ? error : undefined;
+  try {
+    return await ctx.database.db.transaction().execute(async (trx) => {
+      const out: ('updated' | 'unchanged')[] = [];
+      for (let i = 0; i < updates.length; i++) out.push(await one(trx, i));
+      return out;
+    });
+  } catch (error) {
+    if (!refused(error) && !isUniqueViolation(error) && !isForeignKeyViolation(error)) throw error;
+  }
+  const outcomes: ('updated' | 'unchanged' | AppError)[] = [];
+  for (let i = 0; i < updates.length; i++) {
+    try {
+      outcomes.push(
+        await uniqueAsFieldError(ctx, resource, updates[i]!.input, () =>
+          ctx.database.db.transaction().execute((trx) => one(trx, i)),
+        ),
+      );
+    } catch (error) {
+      const refusal = refused(error);
+      if (!refusal) throw error;
+      outcomes.push(refusal);
+    }
+  }
+  return outcomes;
 }
 
 /**
@@ -686,7 +761,7 @@ export async function deleteRecord(
  * reference that is set null is cleared; one entry each, caused by the record's own (`cause`: the deletion this one
  * follows from), so that the trash can put all of it back. Answers the record's entry.
  */
-async function removeRecord(trx: Executor, ctx: Context, resource: Resource, record: Row, cause: bigint | null) {
+export async function removeRecord(trx: Executor, ctx: Context, resource: Resource, record: Row, cause: bigint | null) {
   const id = BigInt(record[resource.primaryKey.name] as bigint);
   await checkNotReferenced(trx, resource, id);
   const entry = await logChange(trx, ctx, resource, 'deleted', id, record, null, cause);

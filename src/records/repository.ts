@@ -511,6 +511,32 @@ export async function selectByIds(db: Executor, resource: Resource, ids: readonl
   return rows.map((row) => rowToRecord(resource, row));
 }
 
+/**
+ * The records whose `field` holds one of `keys` (compared lower-cased when `folded`), each with the key it matched
+ * by: an import finding the records its rows update, a batch at a time, in one indexed query.
+ */
+export async function selectMatching(
+  db: Executor,
+  resource: Resource,
+  field: Field,
+  keys: readonly unknown[],
+  folded = false,
+): Promise<{ key: unknown; record: Row }[]> {
+  if (keys.length === 0) return [];
+  const key = folded ? sql<unknown>`lower(${sql.ref(field.name)})` : sql<unknown>`${sql.ref(field.name)}`;
+  const rows = await asRecordTables(db)
+    .selectFrom(resource.table)
+    .select(columns(resource))
+    .select(key.as('match_key'))
+    .where(
+      key,
+      'in',
+      keys.map((k) => param(field, k)),
+    )
+    .execute();
+  return rows.map((row) => ({ key: field.kind.fromDb(row.match_key ?? null), record: rowToRecord(resource, row) }));
+}
+
 /** Writes the same values over many rows at once, in the caller's transaction (their entries are the caller's). */
 export async function updateRows(db: Executor, resource: Resource, ids: readonly bigint[], values: Row): Promise<void> {
   if (ids.length === 0) return;

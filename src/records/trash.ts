@@ -2,11 +2,13 @@
 // `deleted` entry, and what its deletion took along (notes deleted with it, an
 // inquiry's link cleared) are the entries that name it as their cause. Restoring
 // writes them back with their ids, as `restored` entries in one transaction.
+// The contacts a merge deleted wait here too (their cause is the `merged` entry).
 // After TRASH_DAYS the scheduler empties the values (purgeTrash).
 import { sql } from 'kysely';
 import type { Executor } from '../db/tables.ts';
 import { AppError, notFound } from '../errors.ts';
 import { resources } from '../resources/index.ts';
+import type { KeyOptions } from '../schema/keys.ts';
 import type { Resource } from '../schema/resource.ts';
 import { kinds } from '../schema/kinds.ts';
 import { atLeast } from '../schema/roles.ts';
@@ -23,13 +25,22 @@ const trashable = () => resources.filter((r) => r.trash).map((r) => r.name);
 const cutoff = (days: number) => new Date(Date.now() - days * DAY).toISOString();
 const instant = (stored: unknown) => kinds.dateTime.fromDb(stored) as string;
 
-interface EntryRow {
+export interface EntryRow {
   id: bigint | number | string;
   at: unknown;
   resource: string | null;
   record_id: bigint | number | string | null;
   changes: string | null;
   actor_id: bigint | number | string | null;
+}
+
+/**
+ * The keys a record's fields derive (a normalised email, a sort key), worked out again from them: the log keeps only
+ * their sources, and a record put back without them would no longer be matched or sorted.
+ */
+export function withDerived(resource: Resource, values: Row, options: KeyOptions): Row {
+  const derived = resource.fields.filter((f) => f.derive).map((f) => [f.name, f.derive!.value(values, options)]);
+  return { ...values, ...Object.fromEntries(derived) };
 }
 
 /** A deleted record's values, as its entry kept them (the fields it left out were empty). */
@@ -76,7 +87,19 @@ export async function listTrash(ctx: Context, trashDays: number, cursor?: string
     )
     // Written out, not a parameter: SQLite uses the partial index of deletions only for the literal.
     .where(sql<boolean>`d.action = 'deleted'`)
-    .where('d.cause_id', 'is', null)
+    // A deletion on its own, or one of a merge's (the contacts merged into another): never what a deletion took along.
+    .where((eb) =>
+      eb.or([
+        eb('d.cause_id', 'is', null),
+        eb.exists(
+          eb
+            .selectFrom('change_log as m')
+            .select('m.id')
+            .whereRef('m.id', '=', 'd.cause_id')
+            .where('m.action', '=', 'merged'),
+        ),
+      ]),
+    )
     .where('d.changes', 'is not', null)
     .where('d.resource', 'in', trashable())
     .where('d.at', '>=', cutoff(trashDays))
@@ -149,7 +172,8 @@ export async function restoreFromTrash(ctx: Context, rawChangeId: string, trashD
       .where('id', '=', changeId)
       .executeTakeFirst();
     const resource = byName(entry?.resource ?? null);
-    if (!entry || !resource?.trash || entry.action !== 'deleted' || entry.cause_id !== null) throw notFound();
+    if (!entry || !resource?.trash || entry.action !== 'deleted') throw notFound();
+    if (entry.cause_id !== null && !(await isMerge(trx, BigInt(entry.cause_id)))) throw notFound();
     const gone = () =>
       new AppError(410, 'purged', `This ${resource.singular} was emptied from the trash after ${trashDays} days.`);
     if (!entry.changes || instant(entry.at) < cutoff(trashDays)) throw gone();
@@ -161,14 +185,20 @@ export async function restoreFromTrash(ctx: Context, rawChangeId: string, trashD
   });
 }
 
+/** Whether an entry is a merge's, whose deleted contacts wait in the trash as deletions of their own do. */
+async function isMerge(trx: Executor, id: bigint): Promise<boolean> {
+  const entry = await trx.selectFrom('change_log').select('action').where('id', '=', id).executeTakeFirst();
+  return entry?.action === 'merged';
+}
+
 /** Writes a deleted record back, then what its deletion took along (in the order it was taken). */
-async function putBack(trx: Executor, ctx: Context, entry: EntryRow, resource: Resource): Promise<void> {
+export async function putBack(trx: Executor, ctx: Context, entry: EntryRow, resource: Resource): Promise<void> {
   const id = BigInt(entry.record_id!);
   if (await recordExists(trx, resource, id))
     throw new AppError(409, 'already_restored', `This ${resource.singular} is back already.`);
   const values = valuesOf(resource, entry.changes!);
   await dropMissingReferences(trx, resource, values);
-  await insertRow(trx, resource, { ...values, [resource.primaryKey.name]: id });
+  await insertRow(trx, resource, { ...withDerived(resource, values, ctx.database), [resource.primaryKey.name]: id });
   await logChange(trx, ctx, resource, 'restored', id, null, null, BigInt(entry.id));
   const taken = await trx
     .selectFrom('change_log')
@@ -184,16 +214,22 @@ async function putBack(trx: Executor, ctx: Context, entry: EntryRow, resource: R
   }
 }
 
-/** Sets a cleared reference back, unless the record is gone or has been linked elsewhere since. */
-async function relink(trx: Executor, ctx: Context, entry: EntryRow, resource: Resource): Promise<void> {
+const sameValue = (a: unknown, b: unknown) => ((a ?? null) === null ? (b ?? null) === null : String(a) === String(b));
+
+/**
+ * Sets a moved reference back (one cleared by a deletion, or moved to the contact another was merged into), unless
+ * the record is gone or has been linked elsewhere since.
+ */
+export async function relink(trx: Executor, ctx: Context, entry: EntryRow, resource: Resource): Promise<void> {
   const id = BigInt(entry.record_id!);
   const current = await selectById(trx, resource, id, true);
   if (!current) return;
-  const [[name, [value]]] = Object.entries(JSON.parse(entry.changes!) as Record<string, [unknown, unknown]>) as [
+  const [[name, [value, moved]]] = Object.entries(JSON.parse(entry.changes!) as Record<string, [unknown, unknown]>) as [
     [string, [unknown, unknown]],
   ];
-  if (current[name] !== null) return;
-  const restored = { [name]: storedValue(resource.field(name), value) };
+  const field = resource.field(name);
+  if (!sameValue(current[name], storedValue(field, moved))) return;
+  const restored = { [name]: storedValue(field, value) };
   await updateRow(trx, resource, id, restored);
   await logChange(trx, ctx, resource, 'restored', id, current, restored, BigInt(entry.id));
 }

@@ -7,7 +7,9 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Database } from '../../db/connection.ts';
 import { listQuerySchema } from '../../derive/api-schema.ts';
 import { AppError } from '../../errors.ts';
-import { exportCsv, exportFilename, IMPORT_MAX_BYTES, importColumns, ROW_ERROR } from '../../records/csv.ts';
+import { exportCsv, exportFilename } from '../../records/csv.ts';
+import { importFields } from '../../records/import-columns.ts';
+import { IMPORT_MAX_BYTES, type ImportReport, ROW_ERROR, upsertFields } from '../../records/import.ts';
 import type { Resource } from '../../schema/resource.ts';
 import { contextOf } from '../context.ts';
 import { IMPORT_MULTIPART, importUpload, uploadError } from '../csv-upload.ts';
@@ -16,43 +18,67 @@ import { problem } from '../openapi.ts';
 const MIB = 1024 * 1024;
 
 const fieldErrors = { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } };
+const count = (description: string) => ({ type: 'integer', description });
+
+const failures = {
+  failed: {
+    type: 'array',
+    description: [
+      'rows that were (or would be) skipped, in row order, at most 1000 of them, with their cells and reasons.',
+      `errors maps a field to its messages; ${ROW_ERROR} holds a problem of the whole row (a wrong number of values).`,
+    ].join(' '),
+    items: {
+      type: 'object',
+      properties: {
+        row: count(
+          'the data row: the header row is row 0, the first row under it is row 1 (blank lines are not counted)',
+        ),
+        line: count('the line of the file on which the row starts (the header is usually line 1)'),
+        errors: fieldErrors,
+        cells: { type: 'array', items: { type: 'string' }, description: 'the row as read, in the file’s column order' },
+      },
+      required: ['row', 'line', 'errors', 'cells'],
+    },
+  },
+  failed_truncated: count('present when more than 1000 rows failed: how many more failed than are listed'),
+  columns: {
+    type: 'array',
+    description: 'each column of the file and the field it filled (null: left out)',
+    items: {
+      type: 'object',
+      properties: { header: { type: 'string' }, field: { type: ['string', 'null'] } },
+      required: ['header', 'field'],
+    },
+  },
+  encoding: { type: 'string', enum: ['utf-8', 'utf-16le', 'utf-16be', 'windows-1252'], description: 'as detected' },
+  delimiter: { type: 'string', enum: [',', ';', '\t'], description: 'the separator, as detected' },
+};
 
 function importReportSchema() {
   return {
-    description: 'what was imported, and the rows that were not',
+    description: [
+      'what was imported, and the rows that were not. A dry run answers would_create and would_update in place of',
+      'import_id, created and updated.',
+    ].join(' '),
     type: 'object',
     properties: {
-      created: { type: 'integer', description: 'rows written' },
-      failed: {
-        type: 'array',
-        description: [
-          'rows that were skipped, in row order, at most 1000 of them. errors maps a field to its messages;',
-          `${ROW_ERROR} holds a problem of the whole row (a wrong number of values).`,
-        ].join(' '),
-        items: {
-          type: 'object',
-          properties: {
-            row: {
-              type: 'integer',
-              description:
-                'the data row: the header row is row 0, the first row under it is row 1 (blank lines are not counted)',
-            },
-            line: {
-              type: 'integer',
-              description: 'the line of the file on which the row starts (the header is usually line 1)',
-            },
-            errors: fieldErrors,
-          },
-          required: ['row', 'line', 'errors'],
-        },
-      },
-      failed_truncated: {
-        type: 'integer',
-        description: 'present when more than 1000 rows failed: how many more failed than are listed',
-      },
+      import_id: { type: 'integer', format: 'int64', description: 'roll it back with POST /imports/{id}/rollback' },
+      created: count('rows written as new records'),
+      updated: count('rows that updated the record they matched (upsert_by)'),
+      would_create: count('dry run: rows that would be new records'),
+      would_update: count('dry run: rows that would change the record they match'),
+      unchanged: count('rows that match a record already holding their values'),
+      ...failures,
     },
-    required: ['created', 'failed'],
+    required: ['unchanged', 'failed', 'columns', 'encoding', 'delimiter'],
   };
+}
+
+/** An import's report as the API answers it: a dry run says what would happen. */
+export function importAnswer({ dryRun, ...report }: ImportReport & { dryRun: boolean }) {
+  if (!dryRun) return report;
+  const { created, updated, import_id: _none, ...rest } = report;
+  return { would_create: created, would_update: updated, ...rest };
 }
 
 export function csvRoutes(database: Database, resource: Resource) {
@@ -62,7 +88,8 @@ export function csvRoutes(database: Database, resource: Resource) {
   const listParams = Object.fromEntries(
     Object.entries(list.properties).filter(([name]) => !['page', 'per_page', 'cursor'].includes(name)),
   );
-  const columns = importColumns(resource);
+  const columns = importFields(resource);
+  const matchable = upsertFields(resource).map((f) => f.name);
 
   return async function plugin(app: FastifyInstance) {
     await app.register(multipart, IMPORT_MULTIPART);
@@ -136,40 +163,64 @@ export function csvRoutes(database: Database, resource: Resource) {
       {
         schema: {
           tags,
-          summary: `Import ${resource.name} from CSV`,
+          summary: `Import ${resource.name} from CSV (or, with dry_run, preview the import)`,
           description: [
-            `multipart/form-data with one file in the field file, at most ${IMPORT_MAX_BYTES / MIB} MiB, UTF-8`,
-            `(a byte order mark is fine), comma-separated.`,
-            `Its first row names the columns: ${columns.writable.map((f) => f.name).join(', ')};`,
-            `${columns.ignored.map((f) => f.name).join(', ')} are read-only and ignored. Another name is a 422`,
-            `before any row is written.`,
-            'Each row is checked and stored like POST: an empty cell is null, true/false (or 1/0) booleans,',
-            'dates YYYY-MM-DD or RFC 3339.',
-            'Valid rows are written in batches of 500 rows, a transaction each, and kept; invalid rows are',
-            'skipped and reported in failed,',
-            'numbered as data rows (the header is row 0, the first row under it row 1). A row is never half-written.',
-            'If the file turns out to be malformed CSV part-way (400, naming the line), the rows before that',
-            'point are kept and the detail says how many.',
+            `multipart/form-data with one file in the field file, at most ${IMPORT_MAX_BYTES / MIB} MiB: CSV separated`,
+            'by commas, semicolons or tabs, in UTF-8 (with or without a byte order mark), UTF-16 with a byte order',
+            'mark, or Windows-1252; both are detected. The first row names the columns. A header matches a field by',
+            'its name or label, ignoring case, spaces, - and _ (E-mail is email), or by a usual synonym (Mobile is',
+            `phone); a mapping chosen before for ${resource.name} is remembered. mapping (a form field before the file,`,
+            'or a query parameter) is a JSON object of header to field name, or to null to leave the column out;',
+            `a column that fills no field is left out and listed in columns with field null. Fields:`,
+            `${columns.writable.map((f) => f.name).join(', ')}; ${columns.readOnly.map((f) => f.name).join(', ')}`,
+            'are read-only (id is used by upsert_by=id).',
+            'Each row is checked and stored like POST (an empty cell is null, true/false booleans, dates YYYY-MM-DD',
+            'or RFC 3339, a reference by id or by name, a user by email); with upsert_by a row matching a record',
+            `(by ${matchable.join(' or ')}) updates it like PATCH instead. Valid rows are written in batches, a`,
+            'transaction each, and kept; invalid rows are skipped and reported in failed with their cells.',
+            'dry_run=true writes nothing and answers what would happen. Every import answers its import_id, which',
+            'POST /imports/{id}/rollback undoes; GET /imports/{id}/failed downloads the failed rows as CSV.',
+            'If the file turns out to be malformed CSV part-way (400, naming the line), the rows before that point',
+            'are kept and the detail says how many.',
           ].join(' '),
           consumes: ['multipart/form-data'],
+          querystring: {
+            type: 'object',
+            properties: {
+              dry_run: { type: 'string', enum: ['true', 'false'], default: 'false', description: 'preview only' },
+              upsert_by: {
+                type: 'string',
+                enum: matchable,
+                description: 'update the record a row matches by this field',
+              },
+              mapping: { type: 'string', description: 'JSON: {"header": "field" or null}' },
+            },
+            additionalProperties: false,
+          },
           body: {
             type: 'object',
-            properties: { file: { type: 'string', format: 'binary', description: 'the CSV file' } },
+            properties: {
+              mapping: { type: 'string', description: 'JSON: {"header": "field" or null}, before the file' },
+              upsert_by: { type: 'string', enum: matchable, description: 'before the file' },
+              dry_run: { type: 'string', enum: ['true', 'false'], description: 'before the file' },
+              file: { type: 'string', format: 'binary', description: 'the CSV file' },
+            },
             required: ['file'],
           },
           response: {
             200: importReportSchema(),
             400: problem('malformed CSV (the detail names the line) or an unreadable upload'),
-            403: problem('users are for admins only'),
+            403: problem('your role may not import these records'),
             413: problem(`the file is larger than ${IMPORT_MAX_BYTES / MIB} MiB`),
             415: problem('not multipart/form-data, or the file is not CSV text'),
             422: problem(
-              'no file, an empty file, or header names that are not columns you can import (each named in errors)',
+              'no file, an empty file, a file none of whose columns fills a field, two columns filling one field, ' +
+                'a bad mapping or upsert_by (each named in errors)',
             ),
           },
         },
       },
-      (request) => importUpload(contextOf(database, request), resource, request),
+      async (request) => importAnswer(await importUpload(contextOf(database, request), resource, request)),
     );
   };
 }

@@ -21,6 +21,9 @@ export function setFlash(reply: FastifyReply, flash: Flash): void {
   });
 }
 
+/** Where a flash's Undo may post: a record's restore, or a merge's undo. */
+const UNDO_ACTIONS = [/^\/[a-z_-]+\/\d+\/restore$/, /^\/[a-z_-]+\/merge\/\d+\/undo$/];
+
 function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefined {
   const raw = request.cookies[FLASH_COOKIE];
   if (!raw) return undefined;
@@ -28,11 +31,11 @@ function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefi
   try {
     const value = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Flash;
     if (!['success', 'error', 'info'].includes(value.kind) || typeof value.text !== 'string') return undefined;
-    // Only an undo of a record's change, back to a page of the app, is offered.
+    // Only an undo of a record's change or of a merge, back to a page of the app, is offered.
     const { undo } = value;
     const undoable =
       undo === undefined ||
-      (/^\/[a-z_-]+\/\d+\/restore$/.test(String(undo.action)) &&
+      (UNDO_ACTIONS.some((action) => action.test(String(undo.action))) &&
         /^\d+$/.test(String(undo.change_id)) &&
         /^\/(?!\/)/.test(String(undo.back)));
     return undoable ? value : { kind: value.kind, text: value.text };

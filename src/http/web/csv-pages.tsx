@@ -6,14 +6,9 @@ import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/connection.ts';
 import { AppError } from '../../errors.ts';
-import {
-  exportCsv,
-  exportFilename,
-  IMPORT_MAX_BYTES,
-  importColumns,
-  type ImportReport,
-  ROW_ERROR,
-} from '../../records/csv.ts';
+import { exportCsv, exportFilename } from '../../records/csv.ts';
+import { importFields } from '../../records/import-columns.ts';
+import { IMPORT_MAX_BYTES, type ImportReport, ROW_ERROR } from '../../records/import.ts';
 import { authorize } from '../../records/operations.ts';
 import type { Resource } from '../../schema/resource.ts';
 import { IMPORT_MULTIPART, importUpload, uploadError } from '../csv-upload.ts';
@@ -49,7 +44,7 @@ function ImportProblem({ problem }: { problem: AppError }) {
 }
 
 function ImportPage({ ctx, resource, problem }: { ctx: PageContext; resource: Resource; problem?: AppError }) {
-  const { writable, ignored } = importColumns(resource);
+  const { writable, readOnly: ignored } = importFields(resource);
   const required = writable.filter((f) => f.required && f.default === undefined);
   const action = `/${resource.name}/import`;
   const invalid = problem ? 'true' : undefined;

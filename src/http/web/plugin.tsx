@@ -19,6 +19,7 @@ import { offersBulk } from '../../records/bulk.ts';
 import { activityPage } from './activity-page.tsx';
 import { settingsPage } from './settings-page.tsx';
 import { trashPage } from './trash-page.tsx';
+import { duplicatesPage } from './duplicates-page.tsx';
 import { notificationsPage } from './notifications-page.tsx';
 import { searchPages } from './search-page.tsx';
 import { boardPage } from './board-page.tsx';
@@ -130,6 +131,7 @@ export function webApp(a: Accounts) {
     await app.register(activityPage(a.database));
     await app.register(settingsPage(a.database));
     await app.register(trashPage(a.database, a.config.trashDays));
+    await app.register(duplicatesPage(a.database));
     await app.register(notificationsPage(a.database));
     await app.register(searchPages(a.database));
     await app.register(boardPage(a.database));

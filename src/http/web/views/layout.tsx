@@ -21,10 +21,12 @@ export interface Flash {
 
 /** The message of the last action, with its undo button when it has one; htmx replaces it out of band. */
 export function FlashMessage({ flash, csrf, oob }: { flash?: Flash; csrf: string; oob?: boolean }) {
+  const Box = flash?.undo ? 'div' : 'p';
   return (
     <div id="flash" hx-swap-oob={oob ? 'true' : undefined}>
       {flash ? (
-        <p class={`flash flash-${flash.kind}`} role={flash.kind === 'error' ? 'alert' : 'status'}>
+        // A form may not sit in a paragraph (the parser would close it before the form): with Undo, a div.
+        <Box class={`flash flash-${flash.kind}`} role={flash.kind === 'error' ? 'alert' : 'status'}>
           {flash.text}
           {flash.undo ? (
             <form method="post" action={flash.undo.action} class="inline undo">
@@ -36,7 +38,7 @@ export function FlashMessage({ flash, csrf, oob }: { flash?: Flash; csrf: string
               </button>
             </form>
           ) : null}
-        </p>
+        </Box>
       ) : null}
     </div>
   );
@@ -69,6 +71,9 @@ function Nav({ ctx }: { ctx: PageContext }) {
         ...(r.name === 'inquiries' ? PIPELINE_LINKS : []),
       ]),
     ...(atLeast(viewer.role, 'agent') ? [['/trash', 'Trash'] as [string, string]] : []),
+    ...(recordResources.some((r) => allows(viewer.role, r.access, 'import'))
+      ? [['/imports', 'Imports'] as [string, string]]
+      : []),
     ...(viewer.role === 'admin'
       ? [['/activity', 'Activity'] as [string, string], ['/settings', 'Settings'] as [string, string]]
       : []),

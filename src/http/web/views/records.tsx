@@ -6,6 +6,7 @@ import type { Choices } from '../../../records/references.ts';
 import type { FieldErrors } from '../../../errors.ts';
 import { type ListResult, may } from '../../../records/operations.ts';
 import type { Row } from '../../../records/repository.ts';
+import { offersMerge } from '../../../records/duplicates.ts';
 import { recordResources } from '../../../resources/index.ts';
 import {
   annotationsOf,
@@ -366,6 +367,11 @@ export function IndexPage(props: IndexProps) {
               Import CSV
             </a>
           ) : null}
+          {offersMerge(resource) && may(ctx.viewer, resource, 'delete') ? (
+            <a class="button button-secondary" href={`/${resource.name}/duplicates`}>
+              Duplicates
+            </a>
+          ) : null}
         </div>
       </div>
       <Filters resource={resource} query={query} choices={props.choices} columns={props.list?.columnsParam} />
@@ -457,6 +463,7 @@ const DONE: Record<TimelineAction | SecurityEvent, string> = {
   updated: 'changed',
   deleted: 'deleted it',
   restored: 'restored',
+  merged: 'merged others into this one',
   note: 'added a note',
   sign_in: 'signed in',
   sign_in_failed: 'failed to sign in',
@@ -477,6 +484,12 @@ const DOOR: Record<string, string> = {
   import: 'a CSV import',
   cli: 'the command line',
 };
+
+/** A merge on the kept record's timeline: "merged 2 contacts into this one (#12, #15)". */
+function mergedWords(resource: Resource, ids: readonly bigint[]): string {
+  const what = ids.length === 1 ? resource.singular : resource.plural;
+  return `merged ${ids.length} ${what} into this one (${ids.map((id) => `#${id}`).join(', ')})`;
+}
 
 /** A value in a change: "Not set" for a kind with options (a tri-state), else as the record page shows it. */
 function ChangedValue({ field, value, choices, locale }: ValueProps) {
@@ -564,7 +577,9 @@ export function ActivityPanel(props: {
               <li>
                 <p>
                   <strong>{entry.actor?.name ?? 'Someone'}</strong>{' '}
-                  {DONE[entry.action as TimelineAction] ?? entry.action}{' '}
+                  {entry.merged
+                    ? mergedWords(resource, entry.merged)
+                    : (DONE[entry.action as TimelineAction] ?? entry.action)}{' '}
                   <span class="muted">
                     · <time datetime={entry.at}>{when.text}</time> · through {DOOR[entry.via] ?? entry.via}
                   </span>

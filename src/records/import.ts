@@ -1,0 +1,622 @@
+// The CSV import of any declared resource: the file is read as a spreadsheet
+// wrote it (csv-file.ts), its columns mapped to fields (import-columns.ts),
+// and each row created, or, with `upsertBy`, used to update the record it
+// matches (by id, or by email as the contact link matches it). Rows go in
+// batches, one transaction each; a bad row is reported with its cells and
+// reasons and skipped, never half-written. A dry run does everything but
+// write and says what would happen. Every import is a row of `imports` and
+// every change it makes carries its id, so that it can be rolled back
+// (import-rollback.ts); the rows that failed are kept to be downloaded.
+import type { Readable } from 'node:stream';
+import { sql } from 'kysely';
+import { formInput } from '../derive/form-values.ts';
+import { asRecordTables, type Executor } from '../db/tables.ts';
+import { AppError, type FieldErrors, validationFailed } from '../errors.ts';
+import type { Field, Resource } from '../schema/resource.ts';
+import { importCell, namesOf } from './csv.ts';
+import { type Delimiter, type Encoding, malformedCsv, openCsv, startLine } from './csv-file.ts';
+import { type ColumnMapping, mapColumns, readMapping, rememberedMappings, rememberMappings } from './import-columns.ts';
+import { readInput } from './input.ts';
+import {
+  authorize,
+  type Context,
+  insertPreparedBatch,
+  prepareCreate,
+  type PreparedUpdate,
+  updatePreparedBatch,
+} from './operations.ts';
+import { type Row, selectMatching } from './repository.ts';
+
+/** The largest file the HTTP doors take (they answer 413 beyond it); the command line takes any size. */
+export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
+/** Rows per transaction: big batches make few, large multi-row INSERTs. */
+const IMPORT_BATCH = 2000;
+/** Failed rows an answer lists; the rest are counted (and kept to download, up to MAX_KEPT_FAILURES). */
+const MAX_LISTED_FAILURES = 1000;
+const MAX_KEPT_FAILURES = 100_000;
+/** Key of a failure that concerns the whole row, not one field (never a field name: those start with a letter). */
+export const ROW_ERROR = '_row';
+
+export interface ImportFailure {
+  /** The data row: the header is row 0, the first row under it row 1 (blank lines are not counted). */
+  row: number;
+  /** The line of the file on which the row starts (the header is usually line 1). */
+  line: number;
+  errors: FieldErrors;
+  /** The row's cells as read, in the file's column order. */
+  cells: string[];
+}
+
+export interface ImportReport {
+  /** Absent for a dry run, which writes nothing. */
+  import_id?: bigint;
+  created: number;
+  updated: number;
+  /** Rows that matched a record holding their values already. */
+  unchanged: number;
+  /** Rows that were not imported, in row order; at most MAX_LISTED_FAILURES of them. */
+  failed: ImportFailure[];
+  /** How many more rows failed than are listed (present only when some were left out). */
+  failed_truncated?: number;
+  columns: ColumnMapping[];
+  encoding: Encoding;
+  delimiter: Delimiter;
+}
+
+export interface ImportOptions {
+  batchSize?: number;
+  maxBytes?: number;
+  dryRun?: boolean;
+  /** Header → field (null: leave the column out), over what the headers say. */
+  mapping?: unknown;
+  /** Update the record a row matches by this field (the primary key, or an email) instead of creating one. */
+  upsertBy?: string;
+  filename?: string;
+  /** The import the wizard made when the file was uploaded; else one is made. */
+  importId?: bigint;
+  /** Told the bytes read so far and the counts, after each batch. */
+  onProgress?: (progress: Progress) => void;
+}
+
+export interface Progress {
+  bytes: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+  failed: number;
+}
+
+/** The fields a row may be matched to a record by: the primary key, and the fields that hold an email. */
+export const upsertFields = (resource: Resource): Field[] => [
+  resource.primaryKey,
+  ...resource.writable.filter((f) => f.input === 'email' || f.format === 'email'),
+];
+
+/**
+ * How a row's cell finds its record: the column to compare and the cell's key in it. An email is compared through
+ * its match key where the resource keeps one (the contact link's `email_key`), else lower-cased.
+ */
+function matcherFor(ctx: Context, resource: Resource, upsertBy: string) {
+  const field = upsertFields(resource).find((f) => f.name === upsertBy);
+  if (!field)
+    throw validationFailed(
+      {
+        upsert_by: [
+          `must be one of ${upsertFields(resource)
+            .map((f) => f.name)
+            .join(', ')}`,
+        ],
+      },
+      `${resource.name} can be matched by ${upsertFields(resource)
+        .map((f) => f.name)
+        .join(' or ')}.`,
+    );
+  if (field.primary)
+    return {
+      field,
+      column: field,
+      folded: false,
+      keyOf: (t: string) => (/^\d{1,19}$/.test(t.trim()) ? t.trim() : null),
+    };
+  const derived = resource.fields.find((f) => f.derive?.from.length === 1 && f.derive.from[0] === field.name);
+  if (derived)
+    return {
+      field,
+      column: derived,
+      folded: false,
+      keyOf: (t: string) => derived.derive!.value({ [field.name]: t }, ctx.database) as string | null,
+    };
+  return { field, column: field, folded: true, keyOf: (t: string) => t.trim().toLowerCase() || null };
+}
+
+/**
+ * Replaces each reference cell that is not an id by the id of the one record it names (CONTRACT.md: "CSV import also
+ * takes the referenced record's name (for users: email)"); answers the cells, or the errors of the cells that name
+ * none or several. `known` remembers the answers for the rest of the import.
+ */
+async function namedReferences(
+  db: Executor,
+  fields: (Field | undefined)[],
+  cells: string[],
+  known: Map<string, string | null>,
+): Promise<{ cells: string[]; errors?: FieldErrors }> {
+  const out = [...cells];
+  const errors: FieldErrors = {};
+  for (const [i, field] of fields.entries()) {
+    const target = field?.target;
+    if (!target) continue;
+    const text = importCell(field, cells[i] ?? '', true).trim();
+    if (text === '' || /^\d+$/.test(text)) continue;
+    const key = `${target.name}\u0000${text.toLowerCase()}`;
+    if (!known.has(key)) {
+      let found: string | null = null;
+      for (const by of namesOf(target)) {
+        const rows = await asRecordTables(db)
+          .selectFrom(target.table)
+          .select(target.primaryKey.name)
+          .where(sql`lower(${sql.ref(by.name)})`, '=', text.toLowerCase())
+          .limit(2)
+          .execute();
+        if (rows.length === 1) found = String(rows[0]![target.primaryKey.name]);
+        if (rows.length) {
+          if (rows.length > 1) found = '';
+          break;
+        }
+      }
+      known.set(key, found);
+    }
+    const id = known.get(key);
+    if (id) out[i] = id;
+    else
+      errors[field.name] = [
+        id === ''
+          ? `names more than one ${target.singular} "${text}": give its id`
+          : `names no ${target.singular}: there is no ${target.singular} "${text}"`,
+      ];
+  }
+  return Object.keys(errors).length ? { cells: out, errors } : { cells: out };
+}
+
+/**
+ * The references of rows about to be created that name no record, as field errors by row: one query per reference
+ * field and batch, and what was found is remembered (a dry run writes nothing, so no foreign key tells it).
+ */
+async function missingIds(db: Executor, resource: Resource, rows: Row[], found: Map<string, boolean>) {
+  const errors = new Map<number, FieldErrors>();
+  for (const field of resource.fields) {
+    const target = field.target;
+    if (!target) continue;
+    const key = (v: unknown) => `${target.name}\u0000${String(v)}`;
+    const unknown = [
+      ...new Set(rows.map((r) => r[field.name]).filter((v) => v !== null && v !== undefined && !found.has(key(v)))),
+    ];
+    for (let start = 0; start < unknown.length; start += 1000) {
+      const some = unknown.slice(start, start + 1000);
+      const pk = target.primaryKey.name;
+      const there = await asRecordTables(db).selectFrom(target.table).select(pk).where(pk, 'in', some).execute();
+      const seen = new Set(there.map((r) => String(r[pk])));
+      for (const v of some) found.set(key(v), seen.has(String(v)));
+    }
+    rows.forEach((r, i) => {
+      const v = r[field.name];
+      if (v === null || v === undefined || found.get(key(v))) return;
+      const e = errors.get(i) ?? {};
+      e[field.name] = [`names no ${target.singular}: there is no ${target.singular} #${String(v)}`];
+      errors.set(i, e);
+    });
+  }
+  return errors;
+}
+
+/** A row read from the file, waiting for its batch. */
+interface Pending {
+  row: number;
+  line: number;
+  cells: string[];
+  /** The row as JSON-API input (read-only columns left out). */
+  input: Row;
+  /** Errors found while reading it (a reference naming nothing). */
+  errors?: FieldErrors;
+  /** Its key for upsertBy, when it has one. */
+  key?: string | null;
+}
+
+/**
+ * A row's cells as the JSON API would receive them ("" is null, "true"/"false" booleans, digits integers). An
+ * empty cell of a field that cannot be null is left out, as if the column were missing: on a create the field's
+ * default applies or the row is told it is required, on an update the stored value stays.
+ */
+function rowInput(resource: Resource, fields: (Field | undefined)[], cells: string[]): Row {
+  const form: Record<string, string> = Object.create(null);
+  fields.forEach((field, i) => {
+    const text = cells[i]!;
+    if (!field?.fillable || (!field.nullable && text.trim() === '')) return;
+    form[field.name] = importCell(field, text);
+  });
+  return formInput(resource, form);
+}
+
+/** Reads an update's input; a value sent back exactly as it is stored is no change and is not checked again. */
+function updateInput(resource: Resource, input: Row, before: Row): Row {
+  try {
+    return readInput(resource, input, 'update');
+  } catch (error) {
+    if (!(error instanceof AppError) || !error.errors) throw error;
+    const unchanged = Object.keys(error.errors).filter((k) => Object.hasOwn(input, k) && input[k] === before[k]);
+    if (unchanged.length === 0) throw error;
+    return readInput(
+      resource,
+      Object.fromEntries(Object.entries(input).filter(([k]) => !unchanged.includes(k))),
+      'update',
+    );
+  }
+}
+
+const asRefusal = (error: unknown): FieldErrors => {
+  if (!(error instanceof AppError) || (error.status !== 422 && error.status !== 409 && error.status !== 404))
+    throw error;
+  return error.errors && Object.keys(error.errors).length ? error.errors : { [ROW_ERROR]: [error.detail] };
+};
+
+/**
+ * Imports a CSV file: a header row, then one record per row. Each row goes through the same checks and defaults as a
+ * create (created_by is the importer, passwords are hashed) or, when it matches a record by `upsertBy`, as an update
+ * of the fields its columns fill. Valid rows are written in batches and kept; invalid rows are reported with their
+ * cells and reasons and skipped. A header that fills no field is left out (and listed in `columns`).
+ *
+ * When the file turns out to be malformed CSV (400, naming the line), too large (413) or not text (415) part-way,
+ * the rows before that point are written (and said so in the error's detail) and nothing after it.
+ */
+export async function importCsv(
+  ctx: Context,
+  resource: Resource,
+  input: Readable,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
+  authorize(ctx, resource, 'import');
+  const mapping = readMapping(resource, options.mapping);
+  const dryRun = options.dryRun === true;
+  const { db } = ctx.database;
+  const matcher = options.upsertBy ? matcherFor(ctx, resource, options.upsertBy) : undefined;
+  const file = await openCsv(input, { maxBytes: options.maxBytes ?? IMPORT_MAX_BYTES });
+  // Made once the header is read and mapped: a file refused whole leaves no import behind.
+  let importId = options.importId;
+  // An import's changes say so, whichever door brought the file; the command line is a door of its own.
+  const writer: Context = { ...ctx, via: ctx.via === 'cli' ? 'cli' : 'import', exact: true };
+  const batchSize = options.batchSize ?? IMPORT_BATCH;
+  const counts = { created: 0, updated: 0, unchanged: 0, failed: 0 };
+  const failed: ImportFailure[] = [];
+  let kept: ImportFailure[] = [];
+  const fail = (p: Pending, errors: FieldErrors) => {
+    counts.failed++;
+    const failure = { row: p.row, line: p.line, errors: { ...errors }, cells: p.cells };
+    if (failed.length < MAX_LISTED_FAILURES) failed.push(failure);
+    if (!dryRun && counts.failed <= MAX_KEPT_FAILURES) kept.push(failure);
+  };
+  const progress = (): Progress => ({ bytes: file.bytesRead(), ...counts });
+
+  let columns: ColumnMapping[] | undefined;
+  let fields: (Field | undefined)[] = [];
+  let keyColumn = -1;
+  const named = new Map<string, string | null>();
+  const referenced = new Map<string, boolean>();
+  /** Keys of the rows seen so far, by row: a second row for one record would undo the first. */
+  const keysSeen = new Map<string, number>();
+  const now = new Date().toISOString();
+
+  let batch: Pending[] = [];
+  const flush = async () => {
+    // Rows that failed while read (a wrong number of values) are kept with the next batch, or the last.
+    if (batch.length === 0 && kept.length === 0) return;
+    const pending = batch;
+    batch = [];
+    const matches = matcher ? await matchesOf(pending) : new Map<string, Row[]>();
+    const creates: { p: Pending; values: Row }[] = [];
+    const updates: { p: Pending; update: PreparedUpdate; before: Row }[] = [];
+    for (const p of pending) {
+      const found = p.key ? (matches.get(p.key) ?? []) : [];
+      if (found.length > 1) {
+        const ids = found.map((r) => String(r[resource.primaryKey.name])).join(', ');
+        fail(p, {
+          [matcher!.field.name]: [
+            `matches ${found.length} ${resource.name} (ids ${ids}): merge them first, or match by ${resource.primaryKey.name}`,
+          ],
+        });
+        continue;
+      }
+      try {
+        if (found.length === 1) {
+          const before = found[0]!;
+          const update = {
+            id: BigInt(before[resource.primaryKey.name] as bigint),
+            input: updateInput(resource, p.input, before),
+          };
+          if (p.errors) fail(p, p.errors);
+          else updates.push({ p, update, before });
+        } else {
+          const values = await prepareCreate(writer, resource, p.input, now);
+          if (p.errors) fail(p, p.errors);
+          else creates.push({ p, values });
+        }
+      } catch (error) {
+        fail(p, { ...asRefusal(error), ...p.errors });
+      }
+    }
+    if (dryRun) await countDry(creates, updates);
+    else {
+      const written = creates.length
+        ? await insertPreparedBatch(
+            writer,
+            resource,
+            creates.map((c) => c.values),
+          )
+        : [];
+      for (const [i, error] of written.entries()) {
+        if (error) fail(creates[i]!.p, asRefusal(error));
+        else counts.created++;
+      }
+      const outcomes = updates.length
+        ? await updatePreparedBatch(
+            writer,
+            resource,
+            updates.map((u) => u.update),
+          )
+        : [];
+      outcomes.forEach((outcome, i) => {
+        if (outcome instanceof AppError) fail(updates[i]!.p, asRefusal(outcome));
+        else counts[outcome]++;
+      });
+      await recordProgress(db, importId!, progress(), kept);
+      kept = [];
+    }
+    options.onProgress?.(progress());
+  };
+
+  /** The records a batch's keys match, by key, in one query. */
+  const matchesOf = async (pending: Pending[]) => {
+    const keys = [...new Set(pending.map((p) => p.key).filter((k): k is string => !!k))];
+    const out = new Map<string, Row[]>();
+    for (const { key, record } of await selectMatching(db, resource, matcher!.column, keys, matcher!.folded)) {
+      const k = String(key);
+      out.set(k, [...(out.get(k) ?? []), record]);
+    }
+    return out;
+  };
+
+  /** What a dry run says of a batch: the creates whose references hold, the updates that would change something. */
+  const countDry = async (
+    creates: { p: Pending; values: Row }[],
+    updates: { p: Pending; update: PreparedUpdate; before: Row }[],
+  ) => {
+    const missing = await missingIds(
+      db,
+      resource,
+      creates.map((c) => c.values),
+      referenced,
+    );
+    for (const [i, c] of creates.entries()) {
+      if (missing.has(i)) fail(c.p, missing.get(i)!);
+      else counts.created++;
+    }
+    for (const { p, update, before } of updates) {
+      const changed = Object.entries(update.input).some(
+        ([k, v]) =>
+          resource.field(k)!.hidden || JSON.stringify(v, bigints) !== JSON.stringify(before[k] ?? null, bigints),
+      );
+      const missingRefs = changed ? (await missingIds(db, resource, [update.input], referenced)).get(0) : undefined;
+      if (missingRefs) fail(p, missingRefs);
+      else counts[changed ? 'updated' : 'unchanged']++;
+    }
+  };
+
+  let row = 0;
+  try {
+    for await (const item of file.rows) {
+      if (item.malformed) throw malformedCsv(item.malformed);
+      const cells = item.record!;
+      if (!columns) {
+        columns = mapColumns(resource, cells, mapping, await rememberedMappings(db, resource));
+        fields = columns.map((c) => (c.field ? resource.field(c.field) : undefined));
+        keyColumn = matcher ? fields.indexOf(matcher.field) : -1;
+        if (matcher && keyColumn < 0)
+          throw validationFailed(
+            { upsert_by: [`needs a column for ${matcher.field.name}: map one of the columns to it`] },
+            `To match rows to ${resource.name} by ${matcher.field.name}, the file needs a ${matcher.field.name} column.`,
+          );
+        if (!dryRun) {
+          importId ??= await beginImport(ctx, resource, options);
+          writer.importId = importId;
+          await describeImport(db, importId, file, columns);
+        }
+        if (!dryRun && Object.keys(mapping).length) await rememberMappings(db, resource, mapping);
+        continue;
+      }
+      row++;
+      const line = startLine(item.info!.lines, cells);
+      // A row of empty cells (a spreadsheet's blank line) is not a record.
+      if (cells.every((c) => c.trim() === '')) continue;
+      const p: Pending = { row, line, cells, input: {} };
+      if (cells.length !== columns.length) {
+        fail(p, { [ROW_ERROR]: [`has ${cells.length} values; the header row has ${columns.length} columns`] });
+        continue;
+      }
+      const resolved = await namedReferences(db, fields, cells, named);
+      // A reference that names nothing is reported with the row's other errors (its cell is read as empty).
+      const unnamed = new Set(Object.keys(resolved.errors ?? {}));
+      const readable = resolved.cells.map((cell, i) => (unnamed.has(fields[i]?.name ?? '') ? '' : cell));
+      p.input = rowInput(resource, fields, readable);
+      p.errors = resolved.errors;
+      if (matcher) {
+        p.key = matcher.keyOf(importCell(matcher.field, cells[keyColumn]!));
+        if (p.key) {
+          const first = keysSeen.get(p.key);
+          if (first !== undefined) {
+            fail(p, { [matcher.field.name]: [`is the same as row ${first}'s: a record is imported once per file`] });
+            continue;
+          }
+          keysSeen.set(p.key, row);
+        }
+      }
+      batch.push(p);
+      if (batch.length >= batchSize) await flush();
+    }
+  } catch (error) {
+    // The file went bad part-way: keep the complete rows read before that point, and say so.
+    const partWay = error instanceof AppError && [400, 413, 415].includes(error.status) && columns;
+    if (partWay) await flush();
+    if (importId !== undefined && !dryRun)
+      await endImport(db, importId, 'failed', error instanceof AppError ? error.detail : 'the import stopped');
+    if (!(error instanceof AppError) || ![400, 413, 415].includes(error.status)) throw error;
+    const soFar = !partWay || dryRun ? ' Nothing was imported.' : soFarNote(counts);
+    throw new AppError(error.status, error.code, `${error.detail}${soFar}`);
+  }
+  if (!columns) {
+    if (importId !== undefined && !dryRun) await endImport(db, importId, 'failed', 'the file is empty');
+    throw validationFailed(
+      { file: ['is empty: its first row must name the columns'] },
+      'The file is empty: its first row must name the columns, e.g. name,email. Nothing was imported.',
+    );
+  }
+  await flush();
+  if (importId !== undefined && !dryRun) await endImport(db, importId, 'done');
+  failed.sort((a, b) => a.row - b.row);
+  return {
+    ...(importId !== undefined && !dryRun ? { import_id: importId } : {}),
+    ...counts,
+    failed,
+    ...(counts.failed > failed.length ? { failed_truncated: counts.failed - failed.length } : {}),
+    columns,
+    encoding: file.encoding,
+    delimiter: file.delimiter,
+  };
+}
+
+/** What the wizard shows to map a file's columns: how it was read, each column's field, its first rows. */
+export interface Inspection {
+  encoding: Encoding;
+  delimiter: Delimiter;
+  columns: ColumnMapping[];
+  /** Up to SAMPLE_ROWS rows under the header. */
+  samples: string[][];
+}
+
+const SAMPLE_ROWS = 3;
+
+/**
+ * Reads a file's header and first rows and maps the columns as an import would (the mapping given, the headers,
+ * what was chosen before); a mapping that cannot stand (two columns filling one field) is shown as it is, for the
+ * user to correct, and refused only when imported.
+ */
+export async function inspectCsv(
+  ctx: Context,
+  resource: Resource,
+  input: Readable,
+  mapping?: unknown,
+): Promise<Inspection> {
+  authorize(ctx, resource, 'import');
+  const given = readMapping(resource, mapping);
+  const file = await openCsv(input, { maxBytes: Number.POSITIVE_INFINITY });
+  const remembered = await rememberedMappings(ctx.database.db, resource);
+  let columns: ColumnMapping[] | undefined;
+  const samples: string[][] = [];
+  for await (const item of file.rows) {
+    if (item.malformed) throw malformedCsv(item.malformed);
+    if (!columns) {
+      try {
+        columns = mapColumns(resource, item.record!, given, remembered);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status !== 422) throw error;
+        columns = item.record!.map((header) => ({ header: header.trim(), field: given[header.trim()] ?? null }));
+      }
+      continue;
+    }
+    samples.push(item.record!);
+    if (samples.length >= SAMPLE_ROWS) break;
+  }
+  if (!columns)
+    throw validationFailed({ file: ['is empty: its first row must name the columns'] }, 'The file is empty.');
+  return { encoding: file.encoding, delimiter: file.delimiter, columns, samples };
+}
+
+const bigints = (_k: string, v: unknown) => (typeof v === 'bigint' ? String(v) : v);
+
+function soFarNote(counts: { created: number; updated: number; failed: number }): string {
+  const { created, updated, failed } = counts;
+  return created || updated || failed
+    ? ` The rows before it were imported: ${created} created, ${updated} updated, ${failed} failed; nothing after it was.`
+    : ' Nothing was imported.';
+}
+
+// ---------------------------------------------------------------- the imports table
+
+/** Starts the record of an import (status running). */
+export async function beginImport(
+  ctx: Context,
+  resource: Resource,
+  options: { filename?: string; upsertBy?: string; file?: Uint8Array },
+  status: 'running' | 'uploaded' = 'running',
+): Promise<bigint> {
+  const at = new Date().toISOString();
+  const row = await ctx.database.db
+    .insertInto('imports')
+    .values({
+      resource: resource.name,
+      actor_id: ctx.actor && ctx.actor.id > 0n ? ctx.actor.id : null,
+      via: ctx.via === 'cli' ? 'cli' : (ctx.via ?? 'api'),
+      status,
+      filename: options.filename?.slice(0, 255) ?? null,
+      file: options.file ?? null,
+      size: options.file?.length ?? null,
+      upsert_by: options.upsertBy ?? null,
+      started_at: at,
+      heartbeat_at: at,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return BigInt(row.id);
+}
+
+async function describeImport(
+  db: Executor,
+  id: bigint,
+  file: { encoding: string; delimiter: string },
+  columns: ColumnMapping[],
+) {
+  await db
+    .updateTable('imports')
+    .set({ encoding: file.encoding, delimiter: file.delimiter, columns: JSON.stringify(columns), status: 'running' })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** After each batch: the counts so far, a heartbeat (a stale one is an import whose process died), the failures. */
+async function recordProgress(db: Executor, id: bigint, progress: Progress, failures: ImportFailure[]) {
+  const { bytes, ...counts } = progress;
+  await db
+    .updateTable('imports')
+    .set({ ...counts, bytes_read: bytes, heartbeat_at: new Date().toISOString() })
+    .where('id', '=', id)
+    .execute();
+  for (let start = 0; start < failures.length; start += 500)
+    await db
+      .insertInto('import_failures')
+      .values(
+        failures.slice(start, start + 500).map((f) => ({
+          import_id: id,
+          row_number: f.row,
+          line: f.line,
+          cells: JSON.stringify(f.cells),
+          errors: JSON.stringify(f.errors),
+        })),
+      )
+      .execute();
+}
+
+async function endImport(db: Executor, id: bigint, status: 'done' | 'failed', error?: string) {
+  const at = new Date().toISOString();
+  await db
+    .updateTable('imports')
+    .set({ status, error: error ?? null, finished_at: at, heartbeat_at: at, file: null })
+    .where('id', '=', id)
+    .execute();
+}

@@ -1,0 +1,432 @@
+// What happened to the imports, and undoing one. Each import is a row of
+// `imports`; every change it made is a change-log entry carrying its id, so a
+// rollback reads the log (DESIGN.md: one change log): it removes the records
+// the import created and puts back the values of those it updated, exactly
+// (the import's entries keep updated_at), all in one transaction, except the
+// records changed since, or linked to since, which it lists and leaves alone.
+import { Readable } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import type { Executor, ImportsTable } from '../db/tables.ts';
+import { AppError, notFound } from '../errors.ts';
+import { recordResources } from '../resources/index.ts';
+import { kinds } from '../schema/kinds.ts';
+import type { Resource } from '../schema/resource.ts';
+import { removeMany } from './bulk.ts';
+import { entryOf, readCursor, storedValue } from './change-log.ts';
+import type { Context } from './context.ts';
+import type { ColumnMapping } from './import-columns.ts';
+import { beginImport, importCsv, type ImportOptions, type ImportReport, ROW_ERROR } from './import.ts';
+import { authorize, parseId, stamp } from './operations.ts';
+import { countReferencesMany, type Row, selectByIds, updateRow } from './repository.ts';
+
+const PER_PAGE = 50;
+/** An import whose process has not said anything for this long has stopped (its process died). */
+const STALE_MS = 60_000;
+const instant = (v: unknown) => (v === null || v === undefined ? null : (kinds.dateTime.fromDb(v) as string));
+const resourceNamed = (name: string) => recordResources.find((r) => r.name === name);
+
+type ImportRow = { [K in keyof ImportsTable]: unknown } & { actor_name?: string | null };
+
+export interface ImportSummary {
+  id: bigint;
+  resource: string;
+  status: string;
+  filename: string | null;
+  by: { id: bigint; name: string } | null;
+  via: string;
+  started_at: string;
+  finished_at: string | null;
+  size: number | null;
+  bytes_read: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+  failed: number;
+  encoding: string | null;
+  delimiter: string | null;
+  columns: ColumnMapping[];
+  upsert_by: string | null;
+  error: string | null;
+  rolled_back_at: string | null;
+  rollback: RollbackReport | null;
+}
+
+function summaryOf(row: ImportRow): ImportSummary {
+  const running = row.status === 'running' || row.status === 'uploaded';
+  const beat = instant(row.heartbeat_at);
+  // A run that stopped hearing from its process is shown as stopped: its process died (the rows written stay).
+  const stopped = row.status === 'running' && beat !== null && Date.now() - Date.parse(beat) > STALE_MS;
+  return {
+    id: BigInt(row.id as bigint),
+    resource: String(row.resource),
+    status: stopped ? 'stopped' : String(row.status),
+    filename: (row.filename as string | null) ?? null,
+    by: row.actor_id === null ? null : { id: BigInt(row.actor_id as bigint), name: row.actor_name ?? '' },
+    via: String(row.via),
+    started_at: instant(row.started_at)!,
+    finished_at: running ? null : instant(row.finished_at),
+    size: row.size === null ? null : Number(row.size),
+    bytes_read: Number(row.bytes_read),
+    created: Number(row.created),
+    updated: Number(row.updated),
+    unchanged: Number(row.unchanged),
+    failed: Number(row.failed),
+    encoding: (row.encoding as string | null) ?? null,
+    delimiter: (row.delimiter as string | null) ?? null,
+    columns: row.columns ? (JSON.parse(String(row.columns)) as ColumnMapping[]) : [],
+    upsert_by: (row.upsert_by as string | null) ?? null,
+    error: (row.error as string | null) ?? null,
+    rolled_back_at: instant(row.rolled_back_at),
+    rollback: row.rollback ? (JSON.parse(String(row.rollback)) as RollbackReport) : null,
+  };
+}
+
+const SUMMARY_COLUMNS = [
+  'imports.id',
+  'imports.resource',
+  'imports.actor_id',
+  'imports.via',
+  'imports.status',
+  'imports.filename',
+  'imports.size',
+  'imports.encoding',
+  'imports.delimiter',
+  'imports.columns',
+  'imports.upsert_by',
+  'imports.bytes_read',
+  'imports.created',
+  'imports.updated',
+  'imports.unchanged',
+  'imports.failed',
+  'imports.error',
+  'imports.started_at',
+  'imports.heartbeat_at',
+  'imports.finished_at',
+  'imports.rolled_back_at',
+  'imports.rolled_back_by',
+  'imports.rollback',
+] as const;
+
+/** The resources whose imports the caller may see: those they may import. */
+const importable = (ctx: Context) =>
+  recordResources.filter((r) => {
+    try {
+      authorize(ctx, r, 'import');
+      return true;
+    } catch {
+      return false;
+    }
+  });
+
+/** The imports of the resources the caller may import, newest first (not files uploaded and never imported). */
+/** Whoever may import nothing may not look at imports either (403 before any id is looked up). */
+function mayImportSome(ctx: Context): string[] {
+  if (!ctx.actor) throw new AppError(401, 'unauthenticated', 'Sign in first.');
+  const names = importable(ctx).map((r) => r.name);
+  if (names.length === 0) throw new AppError(403, 'forbidden', `Your role (${ctx.actor.role}) may not import.`);
+  return names;
+}
+
+export async function listImports(ctx: Context, cursor?: string) {
+  const names = mayImportSome(ctx);
+  const after = readCursor(cursor);
+  const rows = await ctx.database.db
+    .selectFrom('imports')
+    .leftJoin('users', 'users.id', 'imports.actor_id')
+    .select([...SUMMARY_COLUMNS, 'users.name as actor_name'])
+    .where('imports.resource', 'in', names)
+    .where('imports.status', '<>', 'uploaded')
+    .$if(after !== undefined, (q) => q.where('imports.id', '<', after!))
+    .orderBy('imports.id', 'desc')
+    .limit(PER_PAGE + 1)
+    .execute();
+  const page = rows.slice(0, PER_PAGE);
+  return {
+    data: page.map((r) => summaryOf(r as ImportRow)),
+    meta: { next_cursor: rows.length > PER_PAGE ? String(page.at(-1)!.id) : null },
+  };
+}
+
+/** One import, if the caller may import its resource (else 404: another team member's file is not guessed at). */
+export async function getImport(ctx: Context, rawId: string): Promise<{ summary: ImportSummary; resource: Resource }> {
+  mayImportSome(ctx);
+  const id = parseId(rawId);
+  const row = await ctx.database.db
+    .selectFrom('imports')
+    .leftJoin('users', 'users.id', 'imports.actor_id')
+    .select([...SUMMARY_COLUMNS, 'users.name as actor_name'])
+    .where('imports.id', '=', id)
+    .executeTakeFirst();
+  const resource = row && resourceNamed(row.resource);
+  if (!row || !resource) throw notFound('There is no such import.');
+  authorize(ctx, resource, 'import');
+  return { summary: summaryOf(row as ImportRow), resource };
+}
+
+/**
+ * The rows an import could not take, as a CSV file to correct and import again: the file's own header and cells,
+ * then a column saying what was wrong (left out when imported again: it names no field).
+ */
+export async function failedRowsCsv(ctx: Context, rawId: string): Promise<Readable> {
+  const { summary } = await getImport(ctx, rawId);
+  const header = [...summary.columns.map((c) => c.header), 'Import problems'];
+  const out = stringify({ bom: true, record_delimiter: 'windows' });
+  const write = async () => {
+    out.write(header);
+    let after = -1;
+    for (;;) {
+      const rows = await ctx.database.db
+        .selectFrom('import_failures')
+        .select(['row_number', 'cells', 'errors'])
+        .where('import_id', '=', summary.id)
+        .where('row_number', '>', after)
+        .orderBy('row_number')
+        .limit(500)
+        .execute();
+      for (const r of rows) {
+        const errors = JSON.parse(r.errors) as Record<string, string[]>;
+        const problems = Object.entries(errors)
+          .map(([name, messages]) => `${name === ROW_ERROR ? 'the row' : name} ${messages.join('; ')}`)
+          .join(' | ');
+        out.write([...(JSON.parse(r.cells) as string[]), problems]);
+      }
+      if (rows.length < 500) break;
+      after = Number(rows.at(-1)!.row_number);
+    }
+    out.end();
+  };
+  write().catch((error: unknown) => out.destroy(error as Error));
+  return out;
+}
+
+// ---------------------------------------------------------------- the wizard's uploads
+
+/** Keeps an uploaded file for the wizard's next steps (mapping, preview, import): an import not yet run. */
+export async function stageUpload(ctx: Context, resource: Resource, filename: string, file: Uint8Array) {
+  authorize(ctx, resource, 'import');
+  return beginImport(ctx, resource, { filename, file }, 'uploaded');
+}
+
+/** A staged upload of the caller's, with its file; 404 for anyone else's, 409 once it has run. */
+export async function stagedUpload(ctx: Context, resource: Resource, rawId: string) {
+  const id = parseId(rawId);
+  const row = await ctx.database.db
+    .selectFrom('imports')
+    .select(['id', 'status', 'filename', 'file', 'actor_id'])
+    .where('id', '=', id)
+    .where('resource', '=', resource.name)
+    .executeTakeFirst();
+  authorize(ctx, resource, 'import');
+  if (!row || row.actor_id === null || BigInt(row.actor_id) !== ctx.actor!.id)
+    throw notFound('There is no such upload.');
+  if (row.status !== 'uploaded' || !row.file)
+    throw new AppError(409, 'already_imported', 'This file has been imported already: see the Imports page.');
+  return { id, filename: row.filename ?? 'file.csv', file: Buffer.from(row.file) };
+}
+
+/** A file uploaded to the wizard and never imported is dropped after a day: what the scheduler runs. */
+export async function forgetAbandonedUploads(db: Executor): Promise<void> {
+  const dayAgo = new Date(Date.now() - 24 * 60 * 60 * 1000).toISOString();
+  await db.deleteFrom('imports').where('status', '=', 'uploaded').where('started_at', '<', dayAgo).execute();
+}
+
+/** Runs the import of a staged upload (or its dry run) with the options chosen in the wizard. */
+export async function importStaged(
+  ctx: Context,
+  resource: Resource,
+  rawId: string,
+  options: ImportOptions,
+): Promise<ImportReport> {
+  const staged = await stagedUpload(ctx, resource, rawId);
+  return importCsv(ctx, resource, Readable.from([staged.file]), {
+    ...options,
+    filename: staged.filename,
+    importId: options.dryRun ? undefined : staged.id,
+  });
+}
+
+// ---------------------------------------------------------------- rollback
+
+export interface RollbackReport {
+  removed: number;
+  restored: number;
+  /** Records left as they are, and why. */
+  skipped: { resource: string; id: bigint; reason: string }[];
+}
+
+interface Touched {
+  resource: Resource;
+  id: bigint;
+  created: boolean;
+  /** The values before the import, by field (for an update). */
+  before: Row;
+  /** The import's first entry about it. */
+  since: bigint;
+}
+
+/** What the import did, per record, from its entries. */
+async function touchedBy(db: Executor, importId: bigint): Promise<Touched[]> {
+  const byRecord = new Map<string, Touched>();
+  let after = 0n;
+  for (;;) {
+    const entries = await db
+      .selectFrom('change_log')
+      .select(['id', 'action', 'resource', 'record_id', 'changes'])
+      .where('import_id', '=', importId)
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(5000)
+      .execute();
+    for (const e of entries) {
+      const resource = resourceNamed(e.resource ?? '');
+      if (!resource || e.record_id === null) continue;
+      const key = `${resource.name}:${String(e.record_id)}`;
+      const touched = byRecord.get(key) ?? {
+        resource,
+        id: BigInt(e.record_id),
+        created: e.action === 'created',
+        before: {},
+        since: BigInt(e.id),
+      };
+      // The earliest value of each field is the one from before the import.
+      const changes = e.changes ? (JSON.parse(e.changes) as Record<string, [unknown, unknown]>) : {};
+      for (const [name, [was]] of Object.entries(changes))
+        if (!(name in touched.before)) touched.before[name] = storedValue(resource.field(name), was);
+      byRecord.set(key, touched);
+    }
+    if (entries.length < 5000) break;
+    after = BigInt(entries.at(-1)!.id);
+  }
+  return [...byRecord.values()];
+}
+
+/** The records among `touched` (one resource) that someone changed after the import, or linked other records to. */
+async function changedSince(db: Executor, importId: bigint, resource: Resource, touched: Touched[]) {
+  const reasons = new Map<string, string>();
+  const since = touched.reduce((min, t) => (t.since < min ? t.since : min), touched[0]!.since);
+  for (let start = 0; start < touched.length; start += 1000) {
+    const ids = touched.slice(start, start + 1000).map((t) => t.id);
+    const later = await db
+      .selectFrom('change_log')
+      .select(['record_id', 'action'])
+      .where('resource', '=', resource.name)
+      .where('record_id', 'in', ids)
+      .where('id', '>', since)
+      .where((eb) => eb.or([eb('import_id', 'is', null), eb('import_id', '<>', importId)]))
+      .execute();
+    for (const e of later)
+      reasons.set(
+        String(e.record_id),
+        e.action === 'deleted' ? 'deleted since the import' : 'changed since the import',
+      );
+    const created = touched
+      .slice(start, start + 1000)
+      .filter((t) => t.created)
+      .map((t) => t.id);
+    for (const { resource: other, field } of resource.referencedBy) {
+      for (const [id, n] of await countReferencesMany(db, other, field, created))
+        reasons.set(id, `${n} ${n === 1 ? other.singular : other.name} linked to it since the import`);
+    }
+  }
+  return reasons;
+}
+
+/**
+ * Rolls an import back, in one transaction: removes what it created, puts back the values (and updated_at) of what it
+ * updated, except the records changed or linked to since (listed in `skipped`, untouched). The removed records'
+ * entries follow from one `rolled_back` entry, so the trash is not flooded with them; the log keeps their values.
+ */
+export async function rollbackImport(ctx: Context, rawId: string): Promise<RollbackReport> {
+  const { summary, resource } = await getImport(ctx, rawId);
+  if (summary.status === 'rolled_back')
+    throw new AppError(409, 'already_rolled_back', 'This import was rolled back already.');
+  if (summary.status === 'running' || summary.status === 'uploaded')
+    throw new AppError(409, 'still_running', 'This import has not finished; roll it back once it has.');
+  const actor = authorize(ctx, resource, 'delete');
+  const writer: Context = { ...ctx, importId: undefined, exact: true };
+  const report: RollbackReport = await ctx.database.db.transaction().execute(async (trx) => {
+    const claimed = await trx
+      .updateTable('imports')
+      .set({ status: 'rolled_back', rolled_back_at: new Date().toISOString(), rolled_back_by: actor.id })
+      .where('id', '=', summary.id)
+      .where('status', '<>', 'rolled_back')
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1)
+      throw new AppError(409, 'already_rolled_back', 'This import was rolled back already.');
+    const root = await logRollback(trx, ctx, resource, summary.id);
+    const out: RollbackReport = { removed: 0, restored: 0, skipped: [] };
+    const touched = await touchedBy(trx, summary.id);
+    for (const other of new Set(touched.map((t) => t.resource))) {
+      const mine = touched.filter((t) => t.resource === other);
+      const reasons = await changedSince(trx, summary.id, other, mine);
+      for (const t of mine) {
+        const reason = reasons.get(String(t.id));
+        if (reason) out.skipped.push({ resource: other.name, id: t.id, reason });
+      }
+      const free = mine.filter((t) => !reasons.has(String(t.id)));
+      for (let start = 0; start < free.length; start += 500) {
+        const slice = free.slice(start, start + 500);
+        const rows = await selectByIds(
+          trx,
+          other,
+          slice.map((t) => t.id),
+          true,
+        );
+        const byId = new Map(rows.map((r) => [String(r[other.primaryKey.name]), r]));
+        const gone = slice.filter((t) => t.created && byId.has(String(t.id)));
+        await removeMany(
+          trx,
+          writer,
+          other,
+          gone.map((t) => byId.get(String(t.id))!),
+          gone.map(() => root),
+        );
+        out.removed += gone.length;
+        for (const t of slice.filter((t) => !t.created && byId.has(String(t.id)))) {
+          await putBackValues(trx, writer, other, byId.get(String(t.id))!, t.before, root);
+          out.restored++;
+        }
+      }
+    }
+    await trx
+      .updateTable('imports')
+      .set({ rollback: JSON.stringify(out, bigints) })
+      .where('id', '=', summary.id)
+      .execute();
+    return out;
+  });
+  return report;
+}
+
+const bigints = (_k: string, v: unknown) => (typeof v === 'bigint' ? String(v) : v);
+
+/** The values a record had before the import, written back with their updated_at, as a `restored` entry. */
+async function putBackValues(
+  trx: Executor,
+  ctx: Context,
+  resource: Resource,
+  current: Row,
+  before: Row,
+  cause: bigint,
+) {
+  const id = BigInt(current[resource.primaryKey.name] as bigint);
+  const values = Object.fromEntries(Object.entries(before).filter(([name]) => resource.field(name)?.fillable));
+  const written = stamp(ctx, resource, values, current, new Date().toISOString(), ctx.actor!);
+  for (const f of resource.fields) if (f.timestamp === 'update' && f.name in before) written[f.name] = before[f.name];
+  await updateRow(trx, resource, id, written, entryOf(ctx, resource, 'restored', current, written, cause));
+}
+
+/** The entry every change of a rollback follows from: about the import's resource, carrying the import's id. */
+async function logRollback(trx: Executor, ctx: Context, resource: Resource, importId: bigint): Promise<bigint> {
+  const entry = {
+    at: new Date().toISOString(),
+    actor_id: ctx.actor && ctx.actor.id > 0n ? ctx.actor.id : null,
+    via: ctx.via ?? 'api',
+    action: 'rolled_back',
+    resource: resource.name,
+    record_id: null,
+    import_id: importId,
+  };
+  const row = await trx.insertInto('change_log').values(entry).returning('id').executeTakeFirstOrThrow();
+  return BigInt(row.id);
+}
