@@ -16,10 +16,17 @@ const ROOT_DIR = path.resolve(import.meta.dirname, '..');
 /**
  * The sections: one per database, the start-up comparison (bench/startup.ts), the change log's cost on each
  * database (bench/change-log.ts), the pipeline's pages, search and bulk update on each (bench/pipeline.ts), and the
- * public intake's submissions against the signed-in create on each (bench/intake.ts). A section not listed here
+ * public intake's submissions against the signed-in create on each (bench/intake.ts), and the import's preview against
+ * its parse and validation alone on each (bench/import-preview.ts). A section not listed here
  * would be dropped when another is written.
  */
-export type Section = Dialect | 'startup' | `change-log:${Dialect}` | `pipeline:${Dialect}` | `intake:${Dialect}`;
+export type Section =
+  | Dialect
+  | 'startup'
+  | `change-log:${Dialect}`
+  | `pipeline:${Dialect}`
+  | `intake:${Dialect}`
+  | `import-preview:${Dialect}`;
 const ORDER: Section[] = [
   'sqlite',
   'postgres',
@@ -30,6 +37,8 @@ const ORDER: Section[] = [
   'pipeline:postgres',
   'intake:sqlite',
   'intake:postgres',
+  'import-preview:sqlite',
+  'import-preview:postgres',
 ];
 const HEADER = `# Bench results
 
@@ -42,7 +51,9 @@ written by \`npm run bench:startup\` (bench/startup.ts), the change log's cost o
 each database by \`npm run bench:change-log\` (bench/change-log.ts), the
 pipeline's board, search and bulk update by \`npm run bench:pipeline\`
 (bench/pipeline.ts), the public intake against the signed-in create by
-\`npm run bench:intake\` (bench/intake.ts).
+\`npm run bench:intake\` (bench/intake.ts), the import's preview of a large file
+against its parse and validation alone by \`npm run bench:import-preview\`
+(bench/import-preview.ts).
 `;
 
 const start = (d: Section) => `<!-- bench:${d}:start -->`;

@@ -281,7 +281,7 @@ for (const dialect of DIALECTS) {
           filename: 'me.png',
           type: 'image/png',
           content: 'not an image',
-          passed: 422,
+          passed: [422, 422],
         },
         {
           page: '/contacts/import',
@@ -290,7 +290,8 @@ for (const dialect of DIALECTS) {
           filename: 'rows.csv',
           type: 'text/csv',
           content: 'name\nToken in the body\n',
-          passed: 200,
+          // Kept for the wizard's next step: a plain post is sent there, htmx is told to go there.
+          passed: [303, 200],
         },
       ];
       for (const { page, action, field, filename, type, content, passed } of forms) {
@@ -313,12 +314,12 @@ for (const dialect of DIALECTS) {
 
         // A plain form post (JavaScript off) and htmx (the form's field and its x-csrf-token header) both pass.
         const plain = await browser.request('POST', action, { body: upload(token) });
-        assert.equal(plain.status, passed, `${action}, token in the body: ${plain.text.slice(0, 300)}`);
+        assert.equal(plain.status, passed[0], `${action}, token in the body: ${plain.text.slice(0, 300)}`);
         const htmx = await browser.request('POST', action, {
           body: upload(token),
           headers: { 'hx-request': 'true', 'x-csrf-token': token },
         });
-        assert.equal(htmx.status, passed, `${action} by htmx: ${htmx.text.slice(0, 300)}`);
+        assert.equal(htmx.status, passed[1], `${action} by htmx: ${htmx.text.slice(0, 300)}`);
 
         for (const [what, path, body] of [
           ['no token', action, upload()],
@@ -330,11 +331,12 @@ for (const dialect of DIALECTS) {
           assert.match(refused.text, /This form has expired/, `${action} with ${what}`);
         }
       }
-      assert.equal(
-        (await app.get('/api/v1/contacts?search=Token+in+the+body')).body.meta.total,
-        2,
-        'the two accepted imports, and only those',
-      );
+      const staged = await app.database.db
+        .selectFrom('imports')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', '=', 'uploaded')
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(staged.n), 2, 'the two accepted uploads, and only those');
     });
 
     test('the pages too: the avatar and import forms answer an oversized file with their page and its message', async () => {

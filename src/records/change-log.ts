@@ -463,7 +463,10 @@ export const SECURITY_EVENTS = [
 export type SecurityEvent = (typeof SECURITY_EVENTS)[number];
 
 /** Every action an entry may name, for filters. */
-export const ACTIONS: readonly string[] = [...RECORD_ACTIONS, ...SECURITY_EVENTS];
+/** An import rolled back: the entry its removals and restores follow from (records/imports.ts), about no record. */
+export const ROLLED_BACK = 'rolled_back';
+
+export const ACTIONS: readonly string[] = [...RECORD_ACTIONS, ROLLED_BACK, ...SECURITY_EVENTS];
 
 /** A stored value read back through its field's kind (64-bit integers were kept as digits). */
 export const storedValue = fromJson;

@@ -110,7 +110,8 @@ export function readMapping(resource: Resource, raw: unknown): Record<string, st
   if (wrong.length)
     throw validationFailed(
       { mapping: wrong },
-      `The mapping names fields ${resource.name} cannot import. Fields you can import: ${writable.map((f) => f.name).join(', ')}.`,
+      `The mapping names fields ${resource.name} cannot import. ` +
+        `Fields you can import: ${writable.map((f) => f.name).join(', ')}.`,
     );
   return out;
 }

@@ -304,12 +304,10 @@ export async function importCsv(
   const keysSeen = new Map<string, number>();
   const now = new Date().toISOString();
 
-  let batch: Pending[] = [];
-  const flush = async () => {
+  /** Checks (and, unless a dry run, writes) a batch: its lookups, creates and updates, then the progress. */
+  const write = async (pending: Pending[]) => {
     // Rows that failed while read (a wrong number of values) are kept with the next batch, or the last.
-    if (batch.length === 0 && kept.length === 0) return;
-    const pending = batch;
-    batch = [];
+    if (pending.length === 0 && kept.length === 0) return;
     const matches = matcher ? await matchesOf(pending) : new Map<string, Row[]>();
     const creates: { p: Pending; values: Row }[] = [];
     const updates: { p: Pending; update: PreparedUpdate; before: Row }[] = [];
@@ -319,7 +317,8 @@ export async function importCsv(
         const ids = found.map((r) => String(r[resource.primaryKey.name])).join(', ');
         fail(p, {
           [matcher!.field.name]: [
-            `matches ${found.length} ${resource.name} (ids ${ids}): merge them first, or match by ${resource.primaryKey.name}`,
+            `matches ${found.length} ${resource.name} (ids ${ids}): ` +
+              `merge them first, or match by ${resource.primaryKey.name}`,
           ],
         });
         continue;
@@ -409,6 +408,22 @@ export async function importCsv(
     }
   };
 
+  // The file is read on while the batch before is looked up and written: at most one batch waits for the database.
+  let batch: Pending[] = [];
+  let inFlight: Promise<void> = Promise.resolve();
+  const flush = async () => {
+    const [pending, previous] = [batch, inFlight];
+    batch = [];
+    inFlight = previous.then(() => write(pending));
+    // Awaited by the next flush, or at the end; never an unhandled rejection meanwhile.
+    inFlight.catch(() => {});
+    await previous;
+  };
+  const settle = async () => {
+    await flush();
+    await inFlight;
+  };
+
   let row = 0;
   try {
     for await (const item of file.rows) {
@@ -421,7 +436,8 @@ export async function importCsv(
         if (matcher && keyColumn < 0)
           throw validationFailed(
             { upsert_by: [`needs a column for ${matcher.field.name}: map one of the columns to it`] },
-            `To match rows to ${resource.name} by ${matcher.field.name}, the file needs a ${matcher.field.name} column.`,
+            `To match rows to ${resource.name} by ${matcher.field.name}, ` +
+              `the file needs a ${matcher.field.name} column.`,
           );
         if (!dryRun) {
           importId ??= await beginImport(ctx, resource, options);
@@ -463,7 +479,8 @@ export async function importCsv(
   } catch (error) {
     // The file went bad part-way: keep the complete rows read before that point, and say so.
     const partWay = error instanceof AppError && [400, 413, 415].includes(error.status) && columns;
-    if (partWay) await flush();
+    if (partWay) await settle();
+    else await inFlight.catch(() => {});
     if (importId !== undefined && !dryRun)
       await endImport(db, importId, 'failed', error instanceof AppError ? error.detail : 'the import stopped');
     if (!(error instanceof AppError) || ![400, 413, 415].includes(error.status)) throw error;
@@ -477,7 +494,7 @@ export async function importCsv(
       'The file is empty: its first row must name the columns, e.g. name,email. Nothing was imported.',
     );
   }
-  await flush();
+  await settle();
   if (importId !== undefined && !dryRun) await endImport(db, importId, 'done');
   failed.sort((a, b) => a.row - b.row);
   return {
@@ -543,7 +560,8 @@ const bigints = (_k: string, v: unknown) => (typeof v === 'bigint' ? String(v) :
 function soFarNote(counts: { created: number; updated: number; failed: number }): string {
   const { created, updated, failed } = counts;
   return created || updated || failed
-    ? ` The rows before it were imported: ${created} created, ${updated} updated, ${failed} failed; nothing after it was.`
+    ? ` The rows before it were imported: ${created} created, ${updated} updated, ${failed} failed; ` +
+        'nothing after it was.'
     : ' Nothing was imported.';
 }
 

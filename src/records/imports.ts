@@ -4,6 +4,7 @@
 // the import created and puts back the values of those it updated, exactly
 // (the import's entries keep updated_at), all in one transaction, except the
 // records changed since, or linked to since, which it lists and leaves alone.
+import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { Executor, ImportsTable } from '../db/tables.ts';
@@ -12,10 +13,17 @@ import { recordResources } from '../resources/index.ts';
 import { kinds } from '../schema/kinds.ts';
 import type { Resource } from '../schema/resource.ts';
 import { removeMany } from './bulk.ts';
-import { entryOf, readCursor, storedValue } from './change-log.ts';
+import { entryOf, ROLLED_BACK, readCursor, storedValue } from './change-log.ts';
 import type { Context } from './context.ts';
 import type { ColumnMapping } from './import-columns.ts';
-import { beginImport, importCsv, type ImportOptions, type ImportReport, ROW_ERROR } from './import.ts';
+import {
+  beginImport,
+  type ImportFailure,
+  importCsv,
+  type ImportOptions,
+  type ImportReport,
+  ROW_ERROR,
+} from './import.ts';
 import { authorize, parseId, stamp } from './operations.ts';
 import { countReferencesMany, type Row, selectByIds, updateRow } from './repository.ts';
 
@@ -77,8 +85,14 @@ function summaryOf(row: ImportRow): ImportSummary {
     upsert_by: (row.upsert_by as string | null) ?? null,
     error: (row.error as string | null) ?? null,
     rolled_back_at: instant(row.rolled_back_at),
-    rollback: row.rollback ? (JSON.parse(String(row.rollback)) as RollbackReport) : null,
+    rollback: row.rollback ? rollbackOf(String(row.rollback)) : null,
   };
+}
+
+/** A rollback's report as kept (ids as digits), with its ids exact again. */
+function rollbackOf(json: string): RollbackReport {
+  const kept = JSON.parse(json) as RollbackReport;
+  return { ...kept, skipped: kept.skipped.map((s) => ({ ...s, id: BigInt(s.id) })) };
 }
 
 const SUMMARY_COLUMNS = [
@@ -163,35 +177,43 @@ export async function getImport(ctx: Context, rawId: string): Promise<{ summary:
   return { summary: summaryOf(row as ImportRow), resource };
 }
 
+/** A failed row's problems, one line each: the field and what was wrong with it. */
+export const problemsOf = (errors: Record<string, string[]>): string[] =>
+  Object.entries(errors).map(([name, messages]) => `${name === ROW_ERROR ? 'The row' : name} ${messages.join('; ')}`);
+
+/** The failed rows an import kept, in row order, after row `after` (at most `limit`). */
+export async function failedRows(ctx: Context, id: bigint, limit: number, after = -1): Promise<ImportFailure[]> {
+  const rows = await ctx.database.db
+    .selectFrom('import_failures')
+    .select(['row_number', 'line', 'cells', 'errors'])
+    .where('import_id', '=', id)
+    .where('row_number', '>', after)
+    .orderBy('row_number')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    row: Number(r.row_number),
+    line: Number(r.line),
+    cells: JSON.parse(r.cells) as string[],
+    errors: JSON.parse(r.errors) as Record<string, string[]>,
+  }));
+}
+
 /**
  * The rows an import could not take, as a CSV file to correct and import again: the file's own header and cells,
- * then a column saying what was wrong (left out when imported again: it names no field).
+ * then a column saying what was wrong (left out when imported again: it names no field). Read a page at a time, as
+ * fast as the download takes it.
  */
 export async function failedRowsCsv(ctx: Context, rawId: string): Promise<Readable> {
   const { summary } = await getImport(ctx, rawId);
-  const header = [...summary.columns.map((c) => c.header), 'Import problems'];
   const out = stringify({ bom: true, record_delimiter: 'windows' });
   const write = async () => {
-    out.write(header);
-    let after = -1;
-    for (;;) {
-      const rows = await ctx.database.db
-        .selectFrom('import_failures')
-        .select(['row_number', 'cells', 'errors'])
-        .where('import_id', '=', summary.id)
-        .where('row_number', '>', after)
-        .orderBy('row_number')
-        .limit(500)
-        .execute();
-      for (const r of rows) {
-        const errors = JSON.parse(r.errors) as Record<string, string[]>;
-        const problems = Object.entries(errors)
-          .map(([name, messages]) => `${name === ROW_ERROR ? 'the row' : name} ${messages.join('; ')}`)
-          .join(' | ');
-        out.write([...(JSON.parse(r.cells) as string[]), problems]);
-      }
-      if (rows.length < 500) break;
-      after = Number(rows.at(-1)!.row_number);
+    out.write([...summary.columns.map((c) => c.header), 'Import problems']);
+    for (let after = -1; !out.destroyed; ) {
+      const page = await failedRows(ctx, summary.id, 500, after);
+      for (const f of page) if (!out.write([...f.cells, problemsOf(f.errors).join(' | ')])) await once(out, 'drain');
+      if (page.length < 500) break;
+      after = page.at(-1)!.row;
     }
     out.end();
   };
@@ -230,7 +252,11 @@ export async function forgetAbandonedUploads(db: Executor): Promise<void> {
   await db.deleteFrom('imports').where('status', '=', 'uploaded').where('started_at', '<', dayAgo).execute();
 }
 
-/** Runs the import of a staged upload (or its dry run) with the options chosen in the wizard. */
+/**
+ * Runs the import of a staged upload (or its dry run) with the options chosen in the wizard. The run claims the
+ * upload first, so a second click finds it taken (409); a run that fails before it has read the header is marked
+ * failed, never left waiting.
+ */
 export async function importStaged(
   ctx: Context,
   resource: Resource,
@@ -238,11 +264,30 @@ export async function importStaged(
   options: ImportOptions,
 ): Promise<ImportReport> {
   const staged = await stagedUpload(ctx, resource, rawId);
-  return importCsv(ctx, resource, Readable.from([staged.file]), {
-    ...options,
-    filename: staged.filename,
-    importId: options.dryRun ? undefined : staged.id,
-  });
+  const run = (importId?: bigint) =>
+    importCsv(ctx, resource, Readable.from([staged.file]), { ...options, filename: staged.filename, importId });
+  if (options.dryRun) return run();
+  const { db } = ctx.database;
+  const claimed = await db
+    .updateTable('imports')
+    .set({ status: 'running', heartbeat_at: new Date().toISOString() })
+    .where('id', '=', staged.id)
+    .where('status', '=', 'uploaded')
+    .executeTakeFirst();
+  if (Number(claimed.numUpdatedRows) !== 1)
+    throw new AppError(409, 'already_imported', 'This file is being imported already: see the Imports page.');
+  try {
+    return await run(staged.id);
+  } catch (error) {
+    const detail = error instanceof AppError ? error.detail : 'the import stopped';
+    await db
+      .updateTable('imports')
+      .set({ status: 'failed', error: detail, finished_at: new Date().toISOString(), file: null })
+      .where('id', '=', staged.id)
+      .where('status', '=', 'running')
+      .execute();
+    throw error;
+  }
 }
 
 // ---------------------------------------------------------------- rollback
@@ -303,7 +348,9 @@ async function touchedBy(db: Executor, importId: bigint): Promise<Touched[]> {
 /** The records among `touched` (one resource) that someone changed after the import, or linked other records to. */
 async function changedSince(db: Executor, importId: bigint, resource: Resource, touched: Touched[]) {
   const reasons = new Map<string, string>();
-  const since = touched.reduce((min, t) => (t.since < min ? t.since : min), touched[0]!.since);
+  // The import's first entry about any of them (bigints: no Math.min).
+  let since = touched[0]!.since;
+  for (const t of touched) if (t.since < since) since = t.since;
   for (let start = 0; start < touched.length; start += 1000) {
     const ids = touched.slice(start, start + 1000).map((t) => t.id);
     const later = await db
@@ -312,7 +359,26 @@ async function changedSince(db: Executor, importId: bigint, resource: Resource, 
       .where('resource', '=', resource.name)
       .where('record_id', 'in', ids)
       .where('id', '>', since)
-      .where((eb) => eb.or([eb('import_id', 'is', null), eb('import_id', '<>', importId)]))
+      .where((eb) =>
+        eb.and([
+          eb.or([eb('import_id', 'is', null), eb('import_id', '<>', importId)]),
+          // What a later import did and its own rollback undid is no change since: an import rolled back, then the
+          // one before it, undo both.
+          eb.or([
+            eb('import_id', 'is', null),
+            eb('import_id', 'not in', eb.selectFrom('imports').select('id').where('status', '=', 'rolled_back')),
+          ]),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('change_log as r')
+                .select('r.id')
+                .whereRef('r.id', '=', 'change_log.cause_id')
+                .where('r.action', '=', ROLLED_BACK),
+            ),
+          ),
+        ]),
+      )
       .execute();
     for (const e of later)
       reasons.set(
@@ -422,7 +488,7 @@ async function logRollback(trx: Executor, ctx: Context, resource: Resource, impo
     at: new Date().toISOString(),
     actor_id: ctx.actor && ctx.actor.id > 0n ? ctx.actor.id : null,
     via: ctx.via ?? 'api',
-    action: 'rolled_back',
+    action: ROLLED_BACK,
     resource: resource.name,
     record_id: null,
     import_id: importId,

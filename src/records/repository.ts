@@ -11,6 +11,7 @@ import {
   matchesWords,
   orderTerm,
   writesWithEntryAtOnce,
+  inValues,
 } from '../db/dialect.ts';
 import { type EntryValues, insertEntry } from './entries.ts';
 import { type AnyRecordTables, asRecordTables, type Executor } from '../db/tables.ts';
@@ -529,9 +530,11 @@ export async function selectMatching(
     .select(columns(resource))
     .select(key.as('match_key'))
     .where(
-      key,
-      'in',
-      keys.map((k) => param(field, k)),
+      inValues(
+        db,
+        key,
+        keys.map((k) => param(field, k)),
+      ),
     )
     .execute();
   return rows.map((row) => ({ key: field.kind.fromDb(row.match_key ?? null), record: rowToRecord(resource, row) }));

@@ -133,7 +133,7 @@ for (const dialect of DIALECTS) {
             for (const [i, body] of bodies.entries()) {
               const lines = body.split('\r\n').filter(Boolean);
               assert.equal(lines.length, ROWS + 1, `export ${i} is complete: a header and ${ROWS} rows`);
-              assert.match(lines.at(-1)!, /^Seeded \d+,/, `export ${i} ends with a row`);
+              assert.match(lines.at(-1)!, /^\d+,Seeded \d+,/, `export ${i} ends with a row`);
               assert.equal(
                 lines.at(-1)!.split(',').length,
                 lines[0]!.split(',').length,

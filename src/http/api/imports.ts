@@ -58,7 +58,7 @@ const summary = {
     upsert_by: { type: ['string', 'null'] },
     error: { type: ['string', 'null'] },
     rolled_back_at: { type: ['string', 'null'], format: 'date-time' },
-    rollback: { oneOf: [{ type: 'null' }, rollbackReport] },
+    rollback: { ...rollbackReport, type: ['object', 'null'], description: 'what the rollback did, once it has' },
   },
   required: ['id', 'resource', 'status', 'started_at', 'created', 'updated', 'unchanged', 'failed'],
 };

@@ -19,6 +19,7 @@ import { offersBulk } from '../../records/bulk.ts';
 import { activityPage } from './activity-page.tsx';
 import { settingsPage } from './settings-page.tsx';
 import { trashPage } from './trash-page.tsx';
+import { importsPage } from './imports-page.tsx';
 import { duplicatesPage } from './duplicates-page.tsx';
 import { notificationsPage } from './notifications-page.tsx';
 import { searchPages } from './search-page.tsx';
@@ -131,6 +132,7 @@ export function webApp(a: Accounts) {
     await app.register(activityPage(a.database));
     await app.register(settingsPage(a.database));
     await app.register(trashPage(a.database, a.config.trashDays));
+    await app.register(importsPage(a.database));
     await app.register(duplicatesPage(a.database));
     await app.register(notificationsPage(a.database));
     await app.register(searchPages(a.database));
