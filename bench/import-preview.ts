@@ -6,9 +6,9 @@
 // from the same generator and seed, so the file's first E rows are those contacts, unchanged), R rounds of:
 //   (A) parse and validation alone: the import's own pieces composed without the database — openCsv (the file
 //       read, its encoding and separator found, decoded, parsed by csv-parse), mapColumns, each row's cells read
-//       as the import reads them (importCell, formInput: the engine's rowInput, which is not exported, copied
-//       here) with reference names resolved from a map loaded once before the clock starts, then prepareCreate
-//       (the create's checks, defaults, derived keys) on every row; no lookup, no match, no write;
+//       as the import reads them (importCell, the engine's rowInput) with reference names resolved from a map
+//       loaded once before the clock starts, then prepareCreate (the create's checks, defaults, derived keys) on
+//       every row; no lookup, no match, no write;
 //   (B) the preview as users run it: importCsv with dryRun and upsertBy email (`leadbook import contacts FILE
 //       --upsert-by email --dry-run`, POST …/import?dry_run=true&upsert_by=email), which also looks each batch's
 //       emails up among the E contacts and checks the references against the database;
@@ -28,11 +28,10 @@ import { seed } from '../src/cli/seed.ts';
 import { type Database, openDatabase } from '../src/db/connection.ts';
 import type { Dialect } from '../src/db/dialect.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { formInput } from '../src/derive/form-values.ts';
 import { AppError } from '../src/errors.ts';
 import { importCell, namesOf } from '../src/records/csv.ts';
 import { malformedCsv, openCsv, startLine } from '../src/records/csv-file.ts';
-import { importCsv } from '../src/records/import.ts';
+import { importCsv, rowInput } from '../src/records/import.ts';
 import { mapColumns } from '../src/records/import-columns.ts';
 import { type Context, prepareCreate } from '../src/records/operations.ts';
 import { contact } from '../src/resources/index.ts';
@@ -220,17 +219,6 @@ interface Outcome {
   /** (B) only: what the preview answered. */
   unchanged?: number;
   updated?: number;
-}
-
-/** The engine's rowInput (src/records/import.ts, not exported): a row's cells as the JSON API would receive them. */
-function rowInput(resource: Resource, fields: (Field | undefined)[], cells: string[]) {
-  const form: Record<string, string> = Object.create(null);
-  fields.forEach((field, i) => {
-    const text = cells[i]!;
-    if (!field?.fillable || (!field.nullable && text.trim() === '')) return;
-    form[field.name] = importCell(field, text);
-  });
-  return formInput(resource, form);
 }
 
 /** (A): the file read, parsed, mapped and every row validated as a create; no database. */

@@ -129,49 +129,65 @@ function matcherFor(ctx: Context, resource: Resource, upsertBy: string) {
   return { field, column: field, folded: true, keyOf: (t: string) => t.trim().toLowerCase() || null };
 }
 
+/** A reference cell that names its record (not by id), as text and as the key its answer is remembered by. */
+function nameIn(field: Field | undefined, cell: string | undefined) {
+  const target = field?.target;
+  if (!target) return undefined;
+  const text = importCell(field, cell ?? '', true).trim();
+  if (text === '' || /^\d+$/.test(text)) return undefined;
+  return { target, text, key: `${target.name}\u0000${text.toLowerCase()}` };
+}
+
+/** Looks up the records named by a row's reference cells that no row before named; `known` keeps the answers. */
+async function lookUpNames(db: Executor, fields: (Field | undefined)[], cells: string[], known: NameCache) {
+  for (const [i, field] of fields.entries()) {
+    const named = nameIn(field, cells[i]);
+    if (!named || known.has(named.key)) continue;
+    let found: string | null = null;
+    for (const by of namesOf(named.target)) {
+      const rows = await asRecordTables(db)
+        .selectFrom(named.target.table)
+        .select(named.target.primaryKey.name)
+        .where(sql`lower(${sql.ref(by.name)})`, '=', named.text.toLowerCase())
+        .limit(2)
+        .execute();
+      if (rows.length === 1) found = String(rows[0]![named.target.primaryKey.name]);
+      if (rows.length) {
+        if (rows.length > 1) found = '';
+        break;
+      }
+    }
+    known.set(named.key, found);
+  }
+}
+
+/** By a name's key: the id it names, '' when it names several records, null when none. */
+type NameCache = Map<string, string | null>;
+
 /**
  * Replaces each reference cell that is not an id by the id of the one record it names (CONTRACT.md: "CSV import also
- * takes the referenced record's name (for users: email)"); answers the cells, or the errors of the cells that name
- * none or several. `known` remembers the answers for the rest of the import.
+ * takes the referenced record's name (for users: email)"), as `known` remembers them; answers the cells, or the errors
+ * of the cells that name none or several; undefined when a name is not known yet (lookUpNames first).
  */
-async function namedReferences(
-  db: Executor,
+function namedReferences(
   fields: (Field | undefined)[],
   cells: string[],
-  known: Map<string, string | null>,
-): Promise<{ cells: string[]; errors?: FieldErrors }> {
+  known: NameCache,
+): { cells: string[]; errors?: FieldErrors } | undefined {
   const out = [...cells];
   const errors: FieldErrors = {};
   for (const [i, field] of fields.entries()) {
-    const target = field?.target;
-    if (!target) continue;
-    const text = importCell(field, cells[i] ?? '', true).trim();
-    if (text === '' || /^\d+$/.test(text)) continue;
-    const key = `${target.name}\u0000${text.toLowerCase()}`;
-    if (!known.has(key)) {
-      let found: string | null = null;
-      for (const by of namesOf(target)) {
-        const rows = await asRecordTables(db)
-          .selectFrom(target.table)
-          .select(target.primaryKey.name)
-          .where(sql`lower(${sql.ref(by.name)})`, '=', text.toLowerCase())
-          .limit(2)
-          .execute();
-        if (rows.length === 1) found = String(rows[0]![target.primaryKey.name]);
-        if (rows.length) {
-          if (rows.length > 1) found = '';
-          break;
-        }
-      }
-      known.set(key, found);
-    }
-    const id = known.get(key);
-    if (id) out[i] = id;
-    else
-      errors[field.name] = [
+    const named = nameIn(field, cells[i]);
+    if (!named) continue;
+    if (!known.has(named.key)) return undefined;
+    const id = known.get(named.key);
+    // A reference that names nothing is read as empty, and reported with the row's other errors.
+    out[i] = id || '';
+    if (!id)
+      errors[field!.name] = [
         id === ''
-          ? `names more than one ${target.singular} "${text}": give its id`
-          : `names no ${target.singular}: there is no ${target.singular} "${text}"`,
+          ? `names more than one ${named.target.singular} "${named.text}": give its id`
+          : `names no ${named.target.singular}: there is no ${named.target.singular} "${named.text}"`,
       ];
   }
   return Object.keys(errors).length ? { cells: out, errors } : { cells: out };
@@ -226,7 +242,7 @@ interface Pending {
  * empty cell of a field that cannot be null is left out, as if the column were missing: on a create the field's
  * default applies or the row is told it is required, on an update the stored value stays.
  */
-function rowInput(resource: Resource, fields: (Field | undefined)[], cells: string[]): Row {
+export function rowInput(resource: Resource, fields: (Field | undefined)[], cells: string[]): Row {
   const form: Record<string, string> = Object.create(null);
   fields.forEach((field, i) => {
     const text = cells[i]!;
@@ -298,17 +314,17 @@ export async function importCsv(
   let columns: ColumnMapping[] | undefined;
   let fields: (Field | undefined)[] = [];
   let keyColumn = -1;
-  const named = new Map<string, string | null>();
+  const named: NameCache = new Map();
   const referenced = new Map<string, boolean>();
   /** Keys of the rows seen so far, by row: a second row for one record would undo the first. */
   const keysSeen = new Map<string, number>();
   const now = new Date().toISOString();
 
   /** Checks (and, unless a dry run, writes) a batch: its lookups, creates and updates, then the progress. */
-  const write = async (pending: Pending[]) => {
+  const write = async (pending: Pending[], lookup: Promise<Map<string, Row[]>>) => {
     // Rows that failed while read (a wrong number of values) are kept with the next batch, or the last.
     if (pending.length === 0 && kept.length === 0) return;
-    const matches = matcher ? await matchesOf(pending) : new Map<string, Row[]>();
+    const matches = await lookup;
     const creates: { p: Pending; values: Row }[] = [];
     const updates: { p: Pending; update: PreparedUpdate; before: Row }[] = [];
     for (const p of pending) {
@@ -408,14 +424,18 @@ export async function importCsv(
     }
   };
 
-  // The file is read on while the batch before is looked up and written: at most one batch waits for the database.
+  // The file is read on while the batch before is checked and written, and a batch's records are looked up as soon
+  // as it is read, while the one before is still being checked: the database's answers are awaited less. (The rows
+  // of one file never match a record another row of it creates: a key is taken once per file.)
   let batch: Pending[] = [];
   let inFlight: Promise<void> = Promise.resolve();
   const flush = async () => {
     const [pending, previous] = [batch, inFlight];
     batch = [];
-    inFlight = previous.then(() => write(pending));
+    const lookup = matcher && pending.length ? matchesOf(pending) : Promise.resolve(new Map<string, Row[]>());
+    inFlight = previous.then(() => write(pending, lookup));
     // Awaited by the next flush, or at the end; never an unhandled rejection meanwhile.
+    lookup.catch(() => {});
     inFlight.catch(() => {});
     await previous;
   };
@@ -456,11 +476,13 @@ export async function importCsv(
         fail(p, { [ROW_ERROR]: [`has ${cells.length} values; the header row has ${columns.length} columns`] });
         continue;
       }
-      const resolved = await namedReferences(db, fields, cells, named);
-      // A reference that names nothing is reported with the row's other errors (its cell is read as empty).
-      const unnamed = new Set(Object.keys(resolved.errors ?? {}));
-      const readable = resolved.cells.map((cell, i) => (unnamed.has(fields[i]?.name ?? '') ? '' : cell));
-      p.input = rowInput(resource, fields, readable);
+      // Names met before are answered from memory, without waiting on the database.
+      let resolved = namedReferences(fields, cells, named);
+      if (!resolved) {
+        await lookUpNames(db, fields, cells, named);
+        resolved = namedReferences(fields, cells, named)!;
+      }
+      p.input = rowInput(resource, fields, resolved.cells);
       p.errors = resolved.errors;
       if (matcher) {
         p.key = matcher.keyOf(importCell(matcher.field, cells[keyColumn]!));
