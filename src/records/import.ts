@@ -8,6 +8,7 @@
 // every change it makes carries its id, so that it can be rolled back
 // (import-rollback.ts); the rows that failed are kept to be downloaded.
 import type { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { formInput } from '../derive/form-values.ts';
 import { asRecordTables, type Executor } from '../db/tables.ts';
@@ -438,6 +439,9 @@ export async function importCsv(
     lookup.catch(() => {});
     inFlight.catch(() => {});
     await previous;
+    // A file already in memory parses, and SQLite answers, without ever waiting: let the requests that came
+    // meanwhile (the import's own progress page) be served between batches.
+    await nextTurn();
   };
   const settle = async () => {
     await flush();

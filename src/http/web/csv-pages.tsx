@@ -18,7 +18,7 @@ import {
   inspectCsv,
   upsertFields,
 } from '../../records/import.ts';
-import { importStaged, problemsOf, stagedUpload, stageUpload } from '../../records/imports.ts';
+import { importStaged, problemsOf, slices, stagedUpload, stageUpload } from '../../records/imports.ts';
 import { authorize, type Context } from '../../records/operations.ts';
 import type { Field, Resource } from '../../schema/resource.ts';
 import { IMPORT_MULTIPART, uploadedCsv, uploadError } from '../csv-upload.ts';
@@ -386,7 +386,10 @@ export function csvPages(database: Database, resource: Resource) {
     const inspected = async (ctx: Context, id: string) => {
       authorize(ctx, resource, 'import');
       const staged = await stagedUpload(ctx, resource, id);
-      return { filename: staged.filename, inspection: await inspectCsv(ctx, resource, Readable.from([staged.file])) };
+      return {
+        filename: staged.filename,
+        inspection: await inspectCsv(ctx, resource, Readable.from(slices(staged.file))),
+      };
     };
 
     /** Runs a step; a problem of the file or of the upload sends the user back to step 1 with it. */

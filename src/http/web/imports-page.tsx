@@ -29,6 +29,7 @@ import {
   type FailedRow,
   FailedRows,
   ImportCounts,
+  count,
   ImportProblem,
   plural,
 } from './views/imports.tsx';
@@ -98,9 +99,9 @@ function ImportsList({ ctx, imports, next }: { ctx: PageContext; imports: Import
                   <td>{s.by?.name ?? '—'}</td>
                   <td>{labelOf(s.resource)}</td>
                   <td>{STATUS[s.status] ?? s.status}</td>
-                  <td>{s.created}</td>
-                  <td>{s.updated}</td>
-                  <td>{s.failed}</td>
+                  <td>{count(s.created)}</td>
+                  <td>{count(s.updated)}</td>
+                  <td>{count(s.failed)}</td>
                 </tr>
               ))}
             </tbody>
@@ -159,10 +160,10 @@ function Rollback({ ctx, summary, resource }: { ctx: PageContext; summary: Impor
     );
   if (!['done', 'failed', 'stopped'].includes(summary.status) || summary.created + summary.updated === 0) return null;
   if (!ctx.viewer || !allows(ctx.viewer.role, resource.access, 'delete')) return null;
-  const count = (n: number) => plural(n, resource.singular, resource.name);
+  const records = (n: number) => plural(n, resource.singular, resource.name);
   const undone = [
-    summary.created ? `removes the ${count(summary.created)} the import created` : '',
-    summary.updated ? `puts back the values the ${count(summary.updated)} it updated had before` : '',
+    summary.created ? `removes the ${records(summary.created)} the import created` : '',
+    summary.updated ? `puts back the values the ${records(summary.updated)} it updated had before` : '',
   ].filter(Boolean);
   return (
     <section class="card danger-zone">
@@ -329,7 +330,7 @@ export function importsPage(database: Database) {
           const skipped = report.skipped.length ? `, ${report.skipped.length} left as they were` : '';
           return redirectWith(reply, `/imports/${request.params.id}`, {
             kind: 'success',
-            text: `The import was rolled back: ${report.removed} removed, ${report.restored} put back${skipped}.`,
+            text: `The import was rolled back: ${count(report.removed)} removed, ${count(report.restored)} put back${skipped}.`,
           });
         } catch (error) {
           if (!(error instanceof AppError) || error.status !== 409) throw error;

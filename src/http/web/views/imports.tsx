@@ -2,7 +2,9 @@
 // the counts of an import (or of its dry run), and the table of the rows that failed with their reasons.
 import type { AppError } from '../../../errors.ts';
 
-export const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+/** A count as people read it: 150,000. */
+export const count = (n: number) => n.toLocaleString('en-US');
+export const plural = (n: number, one: string, many: string) => `${count(n)} ${n === 1 ? one : many}`;
 
 const ENCODINGS: Record<string, string> = {
   'utf-8': 'UTF-8',
@@ -53,7 +55,7 @@ export function ImportCounts({ counts, dryRun }: { counts: Counts; dryRun?: bool
     <ul class="grid import-counts">
       {items.map(([n, label]) => (
         <li class="card">
-          <p class="stat">{n}</p>
+          <p class="stat">{count(n)}</p>
           <p class="stat-label">{label.charAt(0).toUpperCase() + label.slice(1)}</p>
         </li>
       ))}
