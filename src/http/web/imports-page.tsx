@@ -327,10 +327,11 @@ export function importsPage(database: Database) {
       async (request, reply) => {
         try {
           const report = await rollbackImport(contextOf(database, request), request.params.id);
-          const skipped = report.skipped.length ? `, ${report.skipped.length} left as they were` : '';
+          const { removed, restored, skipped } = report;
+          const left = skipped.length ? `, ${count(skipped.length)} left as they were` : '';
           return redirectWith(reply, `/imports/${request.params.id}`, {
             kind: 'success',
-            text: `The import was rolled back: ${count(report.removed)} removed, ${count(report.restored)} put back${skipped}.`,
+            text: `The import was rolled back: ${count(removed)} removed, ${count(restored)} put back${left}.`,
           });
         } catch (error) {
           if (!(error instanceof AppError) || error.status !== 409) throw error;
