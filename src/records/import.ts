@@ -98,20 +98,15 @@ export const upsertFields = (resource: Resource): Field[] => [
  * its match key where the resource keeps one (the contact link's `email_key`), else lower-cased.
  */
 function matcherFor(ctx: Context, resource: Resource, upsertBy: string) {
-  const field = upsertFields(resource).find((f) => f.name === upsertBy);
-  if (!field)
+  const fields = upsertFields(resource);
+  const field = fields.find((f) => f.name === upsertBy);
+  if (!field) {
+    const names = fields.map((f) => f.name);
     throw validationFailed(
-      {
-        upsert_by: [
-          `must be one of ${upsertFields(resource)
-            .map((f) => f.name)
-            .join(', ')}`,
-        ],
-      },
-      `${resource.name} can be matched by ${upsertFields(resource)
-        .map((f) => f.name)
-        .join(' or ')}.`,
+      { upsert_by: [`must be one of ${names.join(', ')}`] },
+      `${resource.name} can be matched by ${names.join(' or ')}.`,
     );
+  }
   if (field.primary)
     return {
       field,
@@ -417,7 +412,8 @@ export async function importCsv(
     for (const { p, update, before } of updates) {
       const changed = Object.entries(update.input).some(
         ([k, v]) =>
-          resource.field(k)!.hidden || JSON.stringify(v, bigints) !== JSON.stringify(before[k] ?? null, bigints),
+          resource.field(k)!.hidden ||
+          JSON.stringify(v, bigintsAsDigits) !== JSON.stringify(before[k] ?? null, bigintsAsDigits),
       );
       const missingRefs = changed ? (await missingIds(db, resource, [update.input], referenced)).get(0) : undefined;
       if (missingRefs) fail(p, missingRefs);
@@ -581,7 +577,8 @@ export async function inspectCsv(
   return { encoding: file.encoding, delimiter: file.delimiter, columns, samples };
 }
 
-const bigints = (_k: string, v: unknown) => (typeof v === 'bigint' ? String(v) : v);
+/** A JSON.stringify replacer: 64-bit integers as their digits. */
+export const bigintsAsDigits = (_k: string, v: unknown) => (typeof v === 'bigint' ? String(v) : v);
 
 function soFarNote(counts: { created: number; updated: number; failed: number }): string {
   const { created, updated, failed } = counts;

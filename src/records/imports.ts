@@ -18,6 +18,7 @@ import type { Context } from './context.ts';
 import type { ColumnMapping } from './import-columns.ts';
 import {
   beginImport,
+  bigintsAsDigits,
   type ImportFailure,
   importCsv,
   type ImportOptions,
@@ -464,15 +465,13 @@ export async function rollbackImport(ctx: Context, rawId: string): Promise<Rollb
     }
     await trx
       .updateTable('imports')
-      .set({ rollback: JSON.stringify(out, bigints) })
+      .set({ rollback: JSON.stringify(out, bigintsAsDigits) })
       .where('id', '=', summary.id)
       .execute();
     return out;
   });
   return report;
 }
-
-const bigints = (_k: string, v: unknown) => (typeof v === 'bigint' ? String(v) : v);
 
 /** The values a record had before the import, written back with their updated_at, as a `restored` entry. */
 async function putBackValues(
