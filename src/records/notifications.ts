@@ -12,6 +12,7 @@
 import { asRecordTables, type Executor } from '../db/tables.ts';
 import { AppError } from '../errors.ts';
 import type { Field, Resource } from '../schema/resource.ts';
+import { readCursor } from './change-log.ts';
 import type { Context } from './context.ts';
 import type { Row } from './repository.ts';
 
@@ -117,11 +118,8 @@ export async function listNotifications(
   resources: readonly Resource[],
   cursor?: string,
 ): Promise<{ data: Notification[]; meta: { next_cursor: string | null; unread: number } }> {
-  const after = cursor === undefined || cursor === '' ? undefined : /^\d{1,19}$/.test(cursor) ? BigInt(cursor) : null;
-  if (after === null)
-    throw new AppError(422, 'validation_failed', 'The request has invalid fields.', {
-      cursor: ['is not a cursor this list gave'],
-    });
+  // An id past any id's range is no cursor either (a 422, not a failed query).
+  const after = readCursor(cursor);
   const rows = await db
     .selectFrom('notifications')
     .select(['id', 'at', 'kind', 'resource', 'record_id', 'read_at'])
