@@ -1,6 +1,10 @@
 // The OpenAPI document is generated from the same schemas the routes use, and
 // an independent validator must accept it.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { recordResources } from '../src/resources/index.ts';
@@ -20,6 +24,42 @@ describe('OpenAPI document and reference', () => {
     assert.equal(reply.body.openapi, '3.1.0');
     const api = await SwaggerParser.validate(JSON.parse(reply.text));
     assert.equal(api.info.title, 'Leadbook API');
+  });
+
+  test('passes @redocly/cli lint with its recommended rules: no error, no warning', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leadbook-redocly-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'openapi.json'), (await app.get('/api/v1/openapi.json')).text);
+      fs.copyFileSync(
+        new URL('helpers/redocly-lint-ignore.yaml', import.meta.url),
+        path.join(dir, '.redocly.lint-ignore.yaml'),
+      );
+      const cli = new URL('../node_modules/@redocly/cli/bin/cli.js', import.meta.url);
+      const run = spawnSync(process.execPath, [cli.pathname, 'lint', 'openapi.json', '--format=json'], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      });
+      const report = JSON.parse(run.stdout) as { totals: Record<string, number>; problems: Json[] };
+      const problems = report.problems.map((p) => `${p.ruleId}: ${p.message} at ${JSON.stringify(p.location)}`);
+      assert.deepEqual(problems, [], 'no problem');
+      assert.deepEqual(report.totals, { errors: 0, warnings: 0, ignored: 2 }, 'only the health checks’ 4xx, ignored');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('every operation has an operationId of its own', async () => {
+    const doc = JSON.parse((await app.get('/api/v1/openapi.json')).text);
+    const ids = Object.values(doc.paths).flatMap((item) =>
+      Object.values(item as Json).map((op: Json) => op.operationId),
+    );
+    assert.ok(
+      ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]*$/.test(id)),
+      ids.join(' '),
+    );
+    assert.equal(new Set(ids).size, ids.length, 'unique');
+    assert.equal(doc.paths['/api/v1/imports/{id}/rollback'].post.operationId, 'postImportsByIdRollback');
   });
 
   test('describes every records route and field', async () => {

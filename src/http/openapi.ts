@@ -25,6 +25,49 @@ export const problemSchema = {
   required: ['type', 'title', 'status', 'detail', 'code'],
 };
 
+const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
+
+interface Operation {
+  operationId?: string;
+  security?: unknown[];
+  parameters?: unknown[];
+  requestBody?: unknown;
+  responses?: Record<string, unknown>;
+}
+
+/** `POST /api/v1/imports/{id}/rollback` → `postImportsByIdRollback`: unique, as method and path are. */
+export function operationIdOf(method: string, path: string): string {
+  const words = path
+    .replace(/^\/api\/v1\//, '/')
+    .split('/')
+    .filter(Boolean)
+    .flatMap((part) => (part.startsWith('{') ? ['by', part.slice(1, -1)] : [part]))
+    .flatMap((part) => part.split(/[^A-Za-z0-9]+/).filter(Boolean));
+  return [method, ...words].map((w, i) => (i ? w.charAt(0).toUpperCase() + w.slice(1) : w)).join('');
+}
+
+/**
+ * What every operation has in common, said once here rather than by each route: an operationId from its method and
+ * path; a signed-in one answers 401 without a session or a valid token; one that reads input answers 422 naming the
+ * invalid fields (the schema's own check), and a POST with a body it cannot read 415.
+ */
+function completeOperation(operation: Operation, method: string, path: string) {
+  // Added to the finished document: the problem schema by its place there, as the routes' own references became.
+  const problem = (description: string) => ({
+    description,
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+  });
+  operation.operationId ??= operationIdOf(method, path);
+  operation.responses ??= {};
+  const { responses } = operation;
+  const signedIn = !(Array.isArray(operation.security) && operation.security.length === 0);
+  if (signedIn) responses['401'] ??= problem('not signed in: no session, or an unknown, revoked or expired token');
+  if (Object.keys(responses).some((code) => code.startsWith('4'))) return;
+  if (operation.requestBody || operation.parameters?.length)
+    responses['422'] = problem('invalid fields, each named in errors');
+  else if (method !== 'get') responses['415'] = problem('a body that is not JSON');
+}
+
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
   await app.register(swagger, {
     // Web pages carry no tags: only the JSON API is documented.
@@ -34,6 +77,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       info: {
         title: 'Leadbook API',
         version,
+        license: { name: 'MIT', identifier: 'MIT' },
         description:
           'Contacts, inquiries and team accounts. Errors are application/problem+json. Big ' +
           'integers are exact JSON numbers; a request may also send them as digit strings.',
@@ -56,14 +100,18 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       },
       security: [{ bearer: [] }, { session: [] }],
     },
-    // filter[field][op]=value is a deepObject parameter; the plugin cannot say so per parameter.
     transformObject: (documents) => {
       if (!('openapiObject' in documents)) return documents.swaggerObject;
       const { openapiObject } = documents;
-      for (const item of Object.values(openapiObject.paths ?? {})) {
+      for (const [path, item] of Object.entries(openapiObject.paths ?? {})) {
+        // filter[field][op]=value is a deepObject parameter; the plugin cannot say so per parameter.
         for (const param of item?.get?.parameters ?? []) {
           if ('name' in param && param.name === 'filter' && param.in === 'query')
             Object.assign(param, { style: 'deepObject', explode: true });
+        }
+        for (const method of METHODS) {
+          const operation = (item as Record<string, Operation | undefined> | undefined)?.[method];
+          if (operation) completeOperation(operation, method, path);
         }
       }
       return openapiObject;
