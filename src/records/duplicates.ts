@@ -29,7 +29,7 @@ import {
 } from './operations.ts';
 import { type Row, rowToRecord, selectById, selectByIds, updateRow } from './repository.ts';
 import { rulesOf } from './rules.ts';
-import { type EntryRow, putBack, relink, withDerived } from './trash.ts';
+import { type EntryRow, putBack, relink, restoreValues } from './trash.ts';
 
 /** The ways two contacts are the same person, each by the derived, indexed field that says so. */
 export const DUPLICATE_KEYS = [
@@ -369,8 +369,5 @@ async function putKeptBack(
     await logChange(trx, ctx, contact, 'restored', merge.keep, kept, {}, merge.id);
     return;
   }
-  const sources = contact.fields.filter((f) => f.derive?.from.some((name) => name in back));
-  const derived = withDerived(contact, { ...kept, ...back }, ctx.database);
-  const written = { ...back, ...Object.fromEntries(sources.map((f) => [f.name, derived[f.name]])) };
-  await updateRow(trx, contact, merge.keep, written, entryOf(ctx, contact, 'restored', kept, written, merge.id));
+  await restoreValues(trx, ctx, contact, kept, back, merge.id);
 }

@@ -97,16 +97,20 @@ export const upsertFields = (resource: Resource): Field[] => [
  * How a row's cell finds its record: the column to compare and the cell's key in it. An email is compared through
  * its match key where the resource keeps one (the contact link's `email_key`), else lower-cased.
  */
-function matcherFor(ctx: Context, resource: Resource, upsertBy: string) {
+/** The field `upsert_by` names, checked: one of upsertFields, else a 422 naming upsert_by. */
+export function upsertField(resource: Resource, upsertBy: string): Field {
   const fields = upsertFields(resource);
   const field = fields.find((f) => f.name === upsertBy);
-  if (!field) {
-    const names = fields.map((f) => f.name);
-    throw validationFailed(
-      { upsert_by: [`must be one of ${names.join(', ')}`] },
-      `${resource.name} can be matched by ${names.join(' or ')}.`,
-    );
-  }
+  if (field) return field;
+  const names = fields.map((f) => f.name);
+  throw validationFailed(
+    { upsert_by: [`must be one of ${names.join(', ')}`] },
+    `${resource.name} can be matched by ${names.join(' or ')}.`,
+  );
+}
+
+function matcherFor(ctx: Context, resource: Resource, upsertBy: string) {
+  const field = upsertField(resource, upsertBy);
   if (field.primary)
     return {
       field,

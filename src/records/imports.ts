@@ -13,7 +13,7 @@ import { recordResources } from '../resources/index.ts';
 import { kinds } from '../schema/kinds.ts';
 import type { Resource } from '../schema/resource.ts';
 import { removeMany } from './bulk.ts';
-import { entryOf, ROLLED_BACK, readCursor, storedValue } from './change-log.ts';
+import { ROLLED_BACK, readCursor, storedValue } from './change-log.ts';
 import type { Context } from './context.ts';
 import type { ColumnMapping } from './import-columns.ts';
 import {
@@ -25,8 +25,9 @@ import {
   type ImportReport,
   ROW_ERROR,
 } from './import.ts';
-import { authorize, parseId, stamp } from './operations.ts';
-import { countReferencesMany, type Row, selectByIds, updateRow } from './repository.ts';
+import { authorize, may, parseId } from './operations.ts';
+import { restoreValues } from './trash.ts';
+import { countReferencesMany, type Row, selectByIds } from './repository.ts';
 
 const PER_PAGE = 50;
 /** An import whose process has not said anything for this long has stopped (its process died). */
@@ -123,15 +124,7 @@ const SUMMARY_COLUMNS = [
 ] as const;
 
 /** The resources whose imports the caller may see: those they may import. */
-const importable = (ctx: Context) =>
-  recordResources.filter((r) => {
-    try {
-      authorize(ctx, r, 'import');
-      return true;
-    } catch {
-      return false;
-    }
-  });
+const importable = (ctx: Context) => recordResources.filter((r) => may(ctx.actor, r, 'import'));
 
 /** The imports of the resources the caller may import, newest first (not files uploaded and never imported). */
 /** Whoever may import nothing may not look at imports either (403 before any id is looked up). */
@@ -458,7 +451,7 @@ export async function rollbackImport(ctx: Context, rawId: string): Promise<Rollb
         );
         out.removed += gone.length;
         for (const t of slice.filter((t) => !t.created && byId.has(String(t.id)))) {
-          await putBackValues(trx, writer, other, byId.get(String(t.id))!, t.before, root);
+          await restoreValues(trx, writer, other, byId.get(String(t.id))!, kept(other, t.before), root);
           out.restored++;
         }
       }
@@ -473,21 +466,14 @@ export async function rollbackImport(ctx: Context, rawId: string): Promise<Rollb
   return report;
 }
 
-/** The values a record had before the import, written back with their updated_at, as a `restored` entry. */
-async function putBackValues(
-  trx: Executor,
-  ctx: Context,
-  resource: Resource,
-  current: Row,
-  before: Row,
-  cause: bigint,
-) {
-  const id = BigInt(current[resource.primaryKey.name] as bigint);
-  const values = Object.fromEntries(Object.entries(before).filter(([name]) => resource.field(name)?.fillable));
-  const written = stamp(ctx, resource, values, current, new Date().toISOString(), ctx.actor!);
-  for (const f of resource.fields) if (f.timestamp === 'update' && f.name in before) written[f.name] = before[f.name];
-  await updateRow(trx, resource, id, written, entryOf(ctx, resource, 'restored', current, written, cause));
-}
+/** Of the values before the import, those a rollback writes back: the writable fields, and updated_at. */
+const kept = (resource: Resource, before: Row) =>
+  Object.fromEntries(
+    Object.entries(before).filter(([name]) => {
+      const field = resource.field(name);
+      return field?.fillable || field?.timestamp === 'update';
+    }),
+  );
 
 /** The entry every change of a rollback follows from: about the import's resource, carrying the import's id. */
 async function logRollback(trx: Executor, ctx: Context, resource: Resource, importId: bigint): Promise<bigint> {

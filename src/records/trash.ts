@@ -12,7 +12,7 @@ import type { KeyOptions } from '../schema/keys.ts';
 import type { Resource } from '../schema/resource.ts';
 import { kinds } from '../schema/kinds.ts';
 import { atLeast } from '../schema/roles.ts';
-import { logChange, readCursor, storedValue } from './change-log.ts';
+import { entryOf, logChange, readCursor, storedValue } from './change-log.ts';
 import type { Context } from './context.ts';
 import { authorize, parseId } from './operations.ts';
 import { insertRow, recordExists, type Row, selectById, updateRow } from './repository.ts';
@@ -41,6 +41,25 @@ export interface EntryRow {
 export function withDerived(resource: Resource, values: Row, options: KeyOptions): Row {
   const derived = resource.fields.filter((f) => f.derive).map((f) => [f.name, f.derive!.value(values, options)]);
   return { ...values, ...Object.fromEntries(derived) };
+}
+
+/**
+ * Writes values a record had before (updated_at too, when given) back over it, its derived keys worked out again, as
+ * a `restored` entry caused by `cause`: the undo of a merge, and the rollback of an import.
+ */
+export async function restoreValues(
+  trx: Executor,
+  ctx: Context,
+  resource: Resource,
+  current: Row,
+  values: Row,
+  cause: bigint,
+): Promise<void> {
+  const id = BigInt(current[resource.primaryKey.name] as bigint);
+  const derived = withDerived(resource, { ...current, ...values }, ctx.database);
+  const sources = resource.fields.filter((f) => f.derive?.from.some((name) => name in values));
+  const written = { ...values, ...Object.fromEntries(sources.map((f) => [f.name, derived[f.name]])) };
+  await updateRow(trx, resource, id, written, entryOf(ctx, resource, 'restored', current, written, cause));
 }
 
 /** A deleted record's values, as its entry kept them (the fields it left out were empty). */

@@ -8,10 +8,10 @@ import { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/connection.ts';
-import { AppError, validationFailed } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import { exportCsv, exportFilename } from '../../records/csv.ts';
 import { importFields, readMapping } from '../../records/import-columns.ts';
-import { inspectCsv, upsertFields } from '../../records/import.ts';
+import { inspectCsv, upsertField } from '../../records/import.ts';
 import { importStaged, slices, stagedUpload, stageUpload } from '../../records/imports.ts';
 import { authorize, type Context } from '../../records/operations.ts';
 import type { Resource } from '../../schema/resource.ts';
@@ -41,8 +41,7 @@ function optionsOf(resource: Resource, headers: string[], choices: Choices) {
   // Checked here, before anything runs: the background run could only tell the Imports page.
   readMapping(resource, mapping);
   const upsertBy = choices.upsertBy || undefined;
-  if (upsertBy && !upsertFields(resource).some((f) => f.name === upsertBy))
-    throw validationFailed({ upsert_by: [`must be one of ${upsertFields(resource).map((f) => f.name)}`] });
+  if (upsertBy) upsertField(resource, upsertBy);
   return { mapping, upsertBy };
 }
 
