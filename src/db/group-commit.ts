@@ -31,6 +31,9 @@ export function groupedTransaction<T>(database: Database, work: (trx: Transactio
   return answer;
 }
 
+/** Writes waiting for their group (not those of the group being written): the metrics' view of the queue. */
+export const waitingWrites = (database: Database): number => queues.get(database)?.length ?? 0;
+
 async function drain(database: Database): Promise<void> {
   const queue = queues.get(database)!;
   while (queue.length > 0) {
