@@ -1,6 +1,6 @@
 // Which folder of src/ may import which. Each folder's README.md says the same
 // in words; `npm run lint` runs this (`depcruise src`).
-const DOMAIN = '^src/(accounts|records|schema|derive|resources|db)/';
+const DOMAIN = '^src/(accounts|records|schema|derive|resources|db|webhooks)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -34,6 +34,7 @@ export interface LoadResult {
   rps: number;
   /** Milliseconds, 2xx answers only. */
   p50: number;
+  p975: number;
   p99: number;
   mean: number;
   non2xx: number;
@@ -95,6 +96,7 @@ function run(job: LoadJob): Promise<LoadResult> {
           ok: latencies.length,
           rps: latencies.length / seconds,
           p50: percentile(sorted, 0.5),
+          p975: percentile(sorted, 0.975),
           p99: percentile(sorted, 0.99),
           mean: latencies.reduce((a, b) => a + b, 0) / (latencies.length || 1),
           non2xx: result.non2xx,

@@ -16,8 +16,9 @@ const ROOT_DIR = path.resolve(import.meta.dirname, '..');
 /**
  * The sections: one per database, the start-up comparison (bench/startup.ts), the change log's cost on each
  * database (bench/change-log.ts), the pipeline's pages, search and bulk update on each (bench/pipeline.ts), and the
- * public intake's submissions against the signed-in create on each (bench/intake.ts), and the import's preview against
- * its parse and validation alone on each (bench/import-preview.ts). A section not listed here
+ * public intake's submissions against the signed-in create on each (bench/intake.ts), the import's preview against
+ * its parse and validation alone on each (bench/import-preview.ts), and record writes under a hanging webhook
+ * receiver on each (bench/webhooks.ts). A section not listed here
  * would be dropped when another is written.
  */
 export type Section =
@@ -26,7 +27,8 @@ export type Section =
   | `change-log:${Dialect}`
   | `pipeline:${Dialect}`
   | `intake:${Dialect}`
-  | `import-preview:${Dialect}`;
+  | `import-preview:${Dialect}`
+  | `webhooks:${Dialect}`;
 const ORDER: Section[] = [
   'sqlite',
   'postgres',
@@ -39,6 +41,8 @@ const ORDER: Section[] = [
   'intake:postgres',
   'import-preview:sqlite',
   'import-preview:postgres',
+  'webhooks:sqlite',
+  'webhooks:postgres',
 ];
 const HEADER = `# Bench results
 
@@ -53,7 +57,8 @@ pipeline's board, search and bulk update by \`npm run bench:pipeline\`
 (bench/pipeline.ts), the public intake against the signed-in create by
 \`npm run bench:intake\` (bench/intake.ts), the import's preview of a large file
 against its parse and validation alone by \`npm run bench:import-preview\`
-(bench/import-preview.ts).
+(bench/import-preview.ts), record writes under a hanging webhook receiver by
+\`npm run bench:webhooks\` (bench/webhooks.ts).
 `;
 
 const start = (d: Section) => `<!-- bench:${d}:start -->`;

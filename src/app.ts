@@ -7,7 +7,8 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import qs from 'qs';
 import type { Accounts } from './accounts/context.ts';
 import { createMailer } from './accounts/mail.ts';
-import { loadAppKey } from './accounts/secrets.ts';
+import { mailTokenExpiry } from './accounts/mail-token-expiry.ts';
+import { decrypt, encrypt, loadAppKey } from './accounts/secrets.ts';
 import { databaseStore } from './accounts/throttle.ts';
 import { serveAccounts } from './accounts/user-rules.ts';
 import { drainUnreadBodies } from './http/drain.ts';
@@ -31,9 +32,11 @@ import { searchRoutes } from './http/api/search.ts';
 import { trashRoutes } from './http/api/trash.ts';
 import { duplicateRoutes } from './http/api/duplicates.ts';
 import { importRoutes } from './http/api/imports.ts';
+import { webhookRoutes } from './http/api/webhooks.ts';
 import { declareRouteAccess } from './http/access.ts';
 import { authPlugin } from './http/auth.ts';
 import { healthRoutes } from './http/health.ts';
+import { metricsRoutes, observeRequests, requestId } from './http/metrics.ts';
 import { intakeRoutes } from './http/intake.tsx';
 import { purgeIdempotencyKeys } from './resources/intake.ts';
 import { registerJsonParser } from './http/json.ts';
@@ -47,6 +50,8 @@ import { recordResources, resources } from './resources/index.ts';
 import { purgeTrash } from './records/trash.ts';
 import { forgetAbandonedUploads } from './records/imports.ts';
 import { remindersJob, startScheduler } from './scheduler.ts';
+import { createMetrics, observeDatabase } from './metrics.ts';
+import { forgetOldDeliveries, webhookBacklog, webhookDispatcher } from './webhooks/dispatch.ts';
 import { sendNotificationMails } from './records/notifications.ts';
 import { VERSION } from './version.ts';
 
@@ -109,7 +114,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildSerializer: buildSerializerFactory as never } },
     forceCloseConnections: 'idle',
     frameworkErrors: sendFrameworkError,
+    // Each request's id, on its log lines (`reqId`) and its answer (X-Request-Id): the caller's own when usable.
+    genReqId: requestId,
   });
+  // One registry per app (src/metrics.ts); what is built below counts on `metrics`, plugins on `app.metrics`.
+  const metrics = createMetrics();
+  app.decorate('metrics', metrics);
+  observeDatabase(metrics, database);
+  observeRequests(app, metrics);
 
   const accounts: Accounts = {
     database,
@@ -118,6 +130,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     mailer: createMailer(config, app.log),
     log: app.log,
   };
+  database.webhooks ??= {
+    allowPrivate: config.webhooksAllowPrivate,
+    dnsServers: config.webhooksDnsServers,
+    seal: (plain) => encrypt(accounts.key, plain),
+    open: (sealed) => decrypt(accounts.key, sealed),
+  };
+  // Webhook deliveries, on the scheduler's lease holder (src/webhooks/dispatch.ts).
+  const webhooks = webhookDispatcher(database, resources, app.log, {
+    settings: database.webhooks,
+    concurrency: config.webhooksConcurrency,
+    retryBaseMs: config.webhooksRetryBaseMs,
+    retryForMs: 24 * 60 * 60 * 1000,
+    timeoutMs: 10_000,
+    counted: (outcome) => metrics.webhookAttempts.inc({ outcome }),
+  });
+  metrics.gaugeFrom('leadbook_webhook_backlog', 'Webhook deliveries waiting to be sent (or retried)', () =>
+    webhookBacklog(database.db),
+  );
   serveAccounts(accounts);
 
   declareRouteAccess(
@@ -172,6 +202,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         run: (db) => purgeTrash(db, config.trashDays).then(() => {}),
       },
       remindersJob(),
+      webhooks.job,
+      forgetOldDeliveries,
       { name: 'forget old idempotency keys', everyMs: 60 * 60 * 1000, run: purgeIdempotencyKeys },
       { name: 'forget abandoned uploads', everyMs: 60 * 60 * 1000, run: forgetAbandonedUploads },
       {
@@ -182,17 +214,29 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             () => {},
           ),
       },
+      {
+        name: 'warn of expiring tokens',
+        everyMs: 0,
+        run: (db, held) =>
+          mailTokenExpiry(db, config.appUrl, (mail) => accounts.mailer.send(mail), held).then(() => {}),
+      },
     ],
     app.log,
-    { tickMs: config.schedulerTickMs, leaseMs: Math.min(20_000, Math.max(10_000, config.schedulerTickMs * 4)) },
+    {
+      tickMs: config.schedulerTickMs,
+      leaseMs: config.schedulerLeaseMs,
+      runs: metrics.schedulerRuns,
+    },
   );
   app.addHook('onClose', async () => {
+    await webhooks.stop();
     await scheduler.stop();
     accounts.mailer.close();
   });
 
   await app.register(healthRoutes(database));
-  await app.register(intakeRoutes(database, accounts.key));
+  await app.register(metricsRoutes(metrics.registry, config.metricsToken));
+  await app.register(intakeRoutes(database, accounts.key, metrics.intakeDrops));
   await app.register(assetRoutes);
   await app.register(async (signedIn) => {
     // The operations check bodies and queries themselves (one place for the API and
@@ -214,6 +258,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await signedIn.register(trashRoutes(database, config.trashDays), { prefix: '/api/v1' });
     await signedIn.register(duplicateRoutes(database), { prefix: '/api/v1' });
     await signedIn.register(importRoutes(database), { prefix: '/api/v1' });
+    await signedIn.register(webhookRoutes(database), { prefix: '/api/v1' });
     await signedIn.register(searchRoutes(database), { prefix: '/api/v1' });
     for (const resource of recordResources) {
       await signedIn.register(csvRoutes(database, resource), { prefix: `/api/v1/${resource.name}` });

@@ -1,5 +1,6 @@
 // Every setting, read from the environment once and checked, with defaults
 // that make `npm start` work on a laptop with nothing configured.
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { isSupportedCountry } from 'libphonenumber-js';
 
@@ -27,8 +28,23 @@ export interface Config {
   trashDays: number;
   /** How often each process asks for the scheduler's lease (and the holder runs what is due). */
   schedulerTickMs: number;
+  /**
+   * How long the scheduler's holder keeps its lease without renewing it: a dead holder is replaced after this
+   * (default 4 ticks, 10 to 20 s).
+   */
+  schedulerLeaseMs: number;
   /** Where phone numbers written without a country code are (`DE`, `US`): contacts match on the number in E.164. */
   defaultCountry?: string;
+  /** GET /metrics asks for it as a bearer token; unset, the metrics are open to anyone who can connect. */
+  metricsToken?: string;
+  /** Webhooks may go to loopback and private addresses (tests, an intranet); off, only public ones. */
+  webhooksAllowPrivate: boolean;
+  /** DNS servers (`ip` or `ip:port`) that resolve webhook hosts instead of the system's resolver. */
+  webhooksDnsServers?: string[];
+  /** The first retry of a failed webhook delivery waits this long; each next one twice as long (at most an hour). */
+  webhooksRetryBaseMs: number;
+  /** Webhook requests in flight at once (on the process that holds the scheduler's lease). */
+  webhooksConcurrency: number;
 }
 
 function number(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
@@ -44,6 +60,21 @@ function country(env: NodeJS.ProcessEnv, name: string): string | undefined {
   if (!raw) return undefined;
   if (!isSupportedCountry(raw)) throw new Error(`${name} must be a country code such as DE or US, not ${env[name]}`);
   return raw;
+}
+
+/** A comma-separated list of IP addresses, each with an optional port (`10.0.0.2`, `10.0.0.2:53`, `[::1]:53`). */
+function dnsServers(env: NodeJS.ProcessEnv, name: string): string[] | undefined {
+  const servers = (env[name] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const server of servers) {
+    const address = /^\[(.+)\]:\d{1,5}$/.exec(server)?.[1] ?? /^([^:]+):\d{1,5}$/.exec(server)?.[1] ?? server;
+    if (!isIP(address)) {
+      throw new Error(`${name} must list IP addresses with optional ports (10.0.0.2:53), not ${server}`);
+    }
+  }
+  return servers.length > 0 ? servers : undefined;
 }
 
 function flag(env: NodeJS.ProcessEnv, name: string): boolean {
@@ -79,6 +110,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     passwordConfirmMinutes: number(env, 'PASSWORD_CONFIRM_MINUTES', 180),
     trashDays: number(env, 'TRASH_DAYS', 30),
     schedulerTickMs: number(env, 'SCHEDULER_TICK_MS', 5000, 50),
+    schedulerLeaseMs: number(
+      env,
+      'SCHEDULER_LEASE_MS',
+      Math.min(20_000, Math.max(10_000, number(env, 'SCHEDULER_TICK_MS', 5000, 50) * 4)),
+      500,
+    ),
     defaultCountry: country(env, 'DEFAULT_COUNTRY'),
+    metricsToken: env.METRICS_TOKEN || undefined,
+    webhooksAllowPrivate: flag(env, 'WEBHOOKS_ALLOW_PRIVATE'),
+    webhooksDnsServers: dnsServers(env, 'WEBHOOKS_DNS_SERVERS'),
+    webhooksRetryBaseMs: number(env, 'WEBHOOKS_RETRY_BASE_MS', 5000, 10),
+    webhooksConcurrency: number(env, 'WEBHOOKS_CONCURRENCY', 16),
   };
 }

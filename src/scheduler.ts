@@ -7,6 +7,7 @@
 // holder is replaced within lease + tick.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Counter } from 'prom-client';
 import type { Database } from './db/connection.ts';
 import type { Executor } from './db/tables.ts';
 import { noticeOverdue, remindDueTasks } from './records/notifications.ts';
@@ -25,6 +26,8 @@ export interface Job {
 export interface SchedulerOptions {
   tickMs: number;
   leaseMs: number;
+  /** Counts each job's runs by outcome (`ok`, `error`): the app's metrics. */
+  runs?: Counter<'job' | 'outcome'>;
 }
 
 export interface Scheduler {
@@ -76,7 +79,9 @@ export function startScheduler(
       lastRun.set(job.name, now);
       try {
         await job.run(database.db, held);
+        options.runs?.inc({ job: job.name, outcome: 'ok' });
       } catch (error) {
+        options.runs?.inc({ job: job.name, outcome: 'error' });
         log.error({ err: error, job: job.name }, 'a scheduled job failed; it runs again when next due');
       }
     }

@@ -591,7 +591,14 @@ for (const dialect of DIALECTS) {
         listed.body.data.map((t: { name: string }) => t.name),
         ['laptop'],
       );
-      assert.deepEqual(Object.keys(listed.body.data[0]).sort(), ['created_at', 'id', 'last_used_at', 'name']);
+      assert.deepEqual(Object.keys(listed.body.data[0]).sort(), [
+        'abilities',
+        'created_at',
+        'expires_at',
+        'id',
+        'last_used_at',
+        'name',
+      ]);
       assert.ok(!listed.text.includes(laptop));
 
       assertProblem(

@@ -636,9 +636,10 @@ for (const dialect of DIALECTS) {
           }
           assert.ok(casesOf(valid).same(record[valid.name], first), `create: ${valid.name} written alongside`);
           assert.equal((await app.get(`${path}/${sentId}`)).status, 404, 'no record was created under the sent id');
+          // What the resource reveals once (a webhook's secret) is in the create's answer only.
           assert.deepEqual(
             (await read(resource, record.id)).body,
-            created.body,
+            { data: created.body.data },
             'create answer equals the stored record',
           );
 

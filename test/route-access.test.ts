@@ -127,6 +127,7 @@ for (const dialect of DIALECTS) {
       if (resource.name === 'assignment-rules') Object.assign(body, { position: 1, users: [Number(app.admin.id)] });
       if (resource.name === 'intake-forms')
         Object.assign(body, { slug: `access-${Math.random().toString(36).slice(2)}`, fields: ['email'] });
+      if (resource.name === 'webhooks') body = { url: 'https://hooks.example.org/in', events: ['contact.created'] };
       if (hasOwners(resource)) body.created_by = creator;
       const made = await app.post(`/api/v1/${resource.name}`, body);
       assert.equal(made.status, 201, made.text);
@@ -156,6 +157,7 @@ for (const dialect of DIALECTS) {
         .replace(':userId', String(app.admin.id))
         .replace(':hash', 'x')
         .replace(':name', 'app.css')
+        .replace(':delivery_id', '999999')
         .replace('*', 'nowhere');
     }
 

@@ -1,9 +1,12 @@
 // Personal access tokens: `lb_` and 256 random bits, shown once, stored as a
-// SHA-256 hash, named, revocable, with the time of last use.
+// SHA-256 hash, named, revocable, with the time of last use. A token may be
+// limited to some abilities (what each route needs is said in
+// src/http/access.ts) and may expire; its owner is mailed a week before.
 import type { Selectable } from 'kysely';
 import { logEvent } from '../records/change-log.ts';
 import type { PersonalAccessTokensTable } from '../db/tables.ts';
-import { AppError } from '../errors.ts';
+import { AppError, type FieldErrorBag } from '../errors.ts';
+import { parseDateTime } from '../schema/values.ts';
 import { confirmPassword } from './confirm-password.ts';
 import type { Accounts } from './context.ts';
 import type { Via } from '../records/context.ts';
@@ -15,24 +18,115 @@ import { codeRefusal } from './two-factor.ts';
 import type { Knock } from './limits.ts';
 import { nowIso, toIso, toUserRow, type UserRow } from './store.ts';
 
+/** What a token may be allowed: reading, and each kind of change. A session may do all four. */
+export const TOKEN_ABILITIES = ['read', 'create', 'update', 'delete'] as const;
+export type TokenAbility = (typeof TOKEN_ABILITIES)[number];
+
 export interface TokenInfo {
   id: bigint;
   name: string;
+  abilities: TokenAbility[];
   created_at: string;
   last_used_at: string | null;
+  /** Null: never. */
+  expires_at: string | null;
+}
+
+/** What a new token may do and until when: all four and never unless said. */
+export interface TokenLimits {
+  abilities?: readonly TokenAbility[];
+  expiresAt?: string | null;
 }
 
 const PREFIX = 'lb_';
+const INFO_COLUMNS = ['id', 'name', 'abilities', 'created_at', 'last_used_at', 'expires_at'] as const;
 
-function toInfo(
-  row: Pick<Selectable<PersonalAccessTokensTable>, 'id' | 'name' | 'created_at' | 'last_used_at'>,
-): TokenInfo {
+/** The stored list (null: all four; something unreadable: none, so a damaged row grants nothing). */
+function abilitiesOf(stored: string | null): TokenAbility[] {
+  if (stored === null) return [...TOKEN_ABILITIES];
+  try {
+    const list: unknown = JSON.parse(stored);
+    return TOKEN_ABILITIES.filter((t) => Array.isArray(list) && list.includes(t));
+  } catch {
+    return [];
+  }
+}
+
+/** All four are stored as null, as the tokens made before abilities existed are. */
+const storedAbilities = (abilities: readonly TokenAbility[]) =>
+  abilities.length === TOKEN_ABILITIES.length
+    ? null
+    : JSON.stringify(TOKEN_ABILITIES.filter((t) => abilities.includes(t)));
+
+function toInfo(row: Pick<Selectable<PersonalAccessTokensTable>, (typeof INFO_COLUMNS)[number]>): TokenInfo {
   return {
     id: BigInt(row.id),
     name: row.name,
+    abilities: abilitiesOf(row.abilities),
     created_at: toIso(row.created_at)!,
     last_used_at: toIso(row.last_used_at),
+    expires_at: toIso(row.expires_at),
   };
+}
+
+/** Whether an expiry (RFC 3339 or stored) has come. */
+const hasPassed = (expiresAt: string | null) => expiresAt !== null && Date.parse(expiresAt) <= Date.now();
+
+/**
+ * Reads `abilities` (a non-empty list of the four; left out: all four) and `expires_at` (RFC 3339 or YYYY-MM-DD,
+ * in the future; left out or null: never) of a request, each problem added to `bag` under its field's name.
+ */
+export function readTokenLimits(body: Record<string, unknown>, bag: FieldErrorBag): TokenLimits {
+  const limits: TokenLimits = {};
+  const { abilities, expires_at: expiresAt } = body;
+  if (abilities !== undefined) {
+    const unknown = Array.isArray(abilities)
+      ? abilities.filter((a) => !TOKEN_ABILITIES.includes(a as TokenAbility))
+      : [];
+    if (!Array.isArray(abilities) || abilities.length === 0)
+      bag.add('abilities', `must be a non-empty list of ${TOKEN_ABILITIES.join(', ')}`);
+    else if (unknown.length)
+      bag.add(
+        'abilities',
+        // What was sent is echoed short: a message is no place for a megabyte of it.
+        `must each be one of ${TOKEN_ABILITIES.join(', ')}; not ${unknown
+          .slice(0, 3)
+          .map((u) => JSON.stringify(u)?.slice(0, 30))
+          .join(', ')}`,
+      );
+    else limits.abilities = TOKEN_ABILITIES.filter((t) => abilities.includes(t));
+  }
+  if (expiresAt !== undefined && expiresAt !== null && expiresAt !== '') {
+    const parsed = parseDateTime(expiresAt);
+    if (!parsed.ok) bag.add('expires_at', parsed.message);
+    else if (hasPassed(parsed.value)) bag.add('expires_at', 'must be in the future');
+    else limits.expiresAt = parsed.value;
+  }
+  return limits;
+}
+
+/**
+ * A token that makes a token gives no more than it holds: no ability it lacks, no later expiry (else a leaked
+ * read-only or short-lived token would be a way to a lasting full one). `caller`: the request's token, if one.
+ */
+export function checkWithinCallersToken(
+  caller: { abilities: readonly TokenAbility[]; expiresAt: string | null } | undefined,
+  limits: TokenLimits,
+): void {
+  if (!caller) return;
+  const lacking = (limits.abilities ?? TOKEN_ABILITIES).filter((t) => !caller.abilities.includes(t));
+  if (lacking.length)
+    throw new AppError(
+      403,
+      'missing_ability',
+      `This access token lacks ${lacking.join(', ')}: a token it makes may have only its own abilities ` +
+        `(${caller.abilities.join(', ')}).`,
+    );
+  const { expiresAt } = caller;
+  if (expiresAt && (!limits.expiresAt || Date.parse(limits.expiresAt) > Date.parse(expiresAt)))
+    throw new AppError(422, 'validation_failed', 'A token made with an access token expires no later than it.', {
+      expires_at: [`must be at most ${expiresAt}, when this access token expires`],
+    });
 }
 
 export async function createToken(
@@ -40,13 +134,21 @@ export async function createToken(
   userId: bigint,
   name: string,
   via: Via,
+  limits: TokenLimits = {},
 ): Promise<{ token: string; info: TokenInfo }> {
   const token = PREFIX + randomToken();
   const row = await a.database.db.transaction().execute(async (trx) => {
     const made = await trx
       .insertInto('personal_access_tokens')
-      .values({ user_id: userId, name, token_hash: sha256(token), created_at: nowIso() })
-      .returning(['id', 'name', 'created_at', 'last_used_at'])
+      .values({
+        user_id: userId,
+        name,
+        token_hash: sha256(token),
+        created_at: nowIso(),
+        abilities: storedAbilities(limits.abilities ?? TOKEN_ABILITIES),
+        expires_at: limits.expiresAt ?? null,
+      })
+      .returning(INFO_COLUMNS)
       .executeTakeFirstOrThrow();
     await logEvent(trx, 'token_created', userId, userId, via);
     return made;
@@ -62,9 +164,10 @@ export async function createOwnToken(
   name: string,
   password: unknown,
   via: Via,
+  limits: TokenLimits = {},
 ) {
   await confirmPassword(a, user, session, password);
-  return createToken(a, user.id, name, via);
+  return createToken(a, user.id, name, via, limits);
 }
 
 /**
@@ -75,6 +178,7 @@ export async function createTokenWithPassword(
   a: Accounts,
   knock: Knock,
   input: { email: string; password: string; deviceName: string; code?: string; recoveryCode?: string },
+  limits: TokenLimits = {},
 ): Promise<{ token: string; user: UserRow }> {
   const user = await signInWithPassword(a, knock, input.email, input.password, async (found) => {
     if (!hasTwoFactor(found)) return;
@@ -88,25 +192,49 @@ export async function createTokenWithPassword(
     if (check !== 'accepted')
       throw new AppError(401, 'two_factor_invalid', `The two-factor code ${codeRefusal(check)}.`);
   });
-  const { token } = await createToken(a, user.id, input.deviceName, knock.via);
+  const { token } = await createToken(a, user.id, input.deviceName, knock.via, limits);
   return { token, user };
+}
+
+/** A bearer token that was found: whose, and what it may do. */
+export interface TokenUser {
+  tokenId: bigint;
+  user: UserRow;
+  abilities: readonly TokenAbility[];
+  expiresAt: string | null;
 }
 
 /**
  * The user a bearer token belongs to, read with the token in one query (it
- * runs on every API request), or null. Last use is recorded at most once a minute.
+ * runs on every API request), or null. An expired token is refused with a 401
+ * that says so (its owner can tell it from a typo). Last use is recorded at
+ * most once a minute.
  */
-export async function findTokenUser(a: Accounts, token: string): Promise<{ tokenId: bigint; user: UserRow } | null> {
+export async function findTokenUser(a: Accounts, token: string): Promise<TokenUser | null> {
   if (!token.startsWith(PREFIX) || token.length > 100) return null;
   const row = await a.database.db
     .selectFrom('personal_access_tokens as t')
     .innerJoin('users', 'users.id', 't.user_id')
     .selectAll('users')
-    .select(['t.id as token_id', 't.last_used_at as token_last_used_at'])
+    .select([
+      't.id as token_id',
+      't.last_used_at as token_last_used_at',
+      't.abilities as token_abilities',
+      't.expires_at as token_expires_at',
+    ])
     .where('t.token_hash', '=', sha256(token))
     .executeTakeFirst();
   if (!row) return null;
-  const { token_id: tokenId, token_last_used_at: tokenLastUsed, ...user } = row;
+  const {
+    token_id: tokenId,
+    token_last_used_at: tokenLastUsed,
+    token_abilities: abilities,
+    token_expires_at: expires,
+    ...user
+  } = row;
+  const expiresAt = toIso(expires);
+  if (hasPassed(expiresAt))
+    throw new AppError(401, 'unauthenticated', `The access token expired at ${expiresAt}; make a new one.`);
   const lastUsed = toIso(tokenLastUsed);
   if (!lastUsed || Date.now() - Date.parse(lastUsed) > 60_000) {
     await a.database.db
@@ -115,13 +243,13 @@ export async function findTokenUser(a: Accounts, token: string): Promise<{ token
       .where('id', '=', tokenId)
       .execute();
   }
-  return { tokenId: BigInt(tokenId), user: toUserRow(user) };
+  return { tokenId: BigInt(tokenId), user: toUserRow(user), abilities: abilitiesOf(abilities), expiresAt };
 }
 
 export async function listTokens(a: Accounts, userId: bigint): Promise<TokenInfo[]> {
   const rows = await a.database.db
     .selectFrom('personal_access_tokens')
-    .select(['id', 'name', 'created_at', 'last_used_at'])
+    .select(INFO_COLUMNS)
     .where('user_id', '=', userId)
     .orderBy('id', 'desc')
     .execute();

@@ -7,6 +7,7 @@ import {
   CompiledQuery,
   type Driver,
   Kysely,
+  type LogEvent,
   PostgresDialect,
   type QueryCompiler,
   type SelectQueryNode,
@@ -34,6 +35,40 @@ export interface Database {
   logChanges?: boolean;
   /** Where phone numbers written without a country code are (ISO 3166 alpha-2), for matching contacts by phone. */
   defaultCountry?: string;
+  /** Told each statement's time in milliseconds, failed ones too: the metrics of the app built on it (`timeQuery`). */
+  onQuery?: (ms: number) => void;
+  /** The connection pool's use now, where there is one (PostgreSQL; SQLite has one connection). */
+  poolUse?(): PoolUse;
+  /** How webhook endpoints are reached and their secrets kept (set by the app: the settings and the app key). */
+  webhooks?: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  /** WEBHOOKS_ALLOW_PRIVATE: loopback and private addresses may receive webhooks (tests, an intranet). */
+  allowPrivate: boolean;
+  /** WEBHOOKS_DNS_SERVERS: the resolvers that name endpoints' hosts, instead of the system's. */
+  dnsServers?: readonly string[];
+  /** Encrypts a secret to keep (with the app key), and decrypts it (null: not made with this key). */
+  seal(plain: string): string;
+  open(sealed: string): string | null;
+}
+
+export interface PoolUse {
+  max: number;
+  /** Connections open, in use or idle. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+}
+
+/**
+ * Kysely's log hook: hands each statement's time to `Database.onQuery`. A streamed read is left out: its time is
+ * its reader's pace (an export of a million rows), not the database's.
+ */
+function timeQuery(database: Database | undefined, event: LogEvent): void {
+  if (event.level === 'query' && event.isStream) return;
+  database?.onQuery?.(event.queryDurationMillis);
 }
 
 export interface DatabaseOptions {
@@ -41,6 +76,9 @@ export interface DatabaseOptions {
   dataDir: string;
   defaultCountry?: string;
 }
+
+/** Connections each process's pool may open (the metrics show how many are in use). */
+const POOL_MAX = 10;
 
 // int8 arrives from pg as a digit string by default; keep it so (BigInt later),
 // never as a lossy JS number.
@@ -57,7 +95,7 @@ function openPostgres(url: string): Database {
   // Keep-alive probes find connections that a network cut left half-open.
   const pool = new Pool({
     connectionString: url,
-    max: 10,
+    max: POOL_MAX,
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
     Client: QuickClient,
@@ -66,15 +104,18 @@ function openPostgres(url: string): Database {
   pool.on('error', () => {});
   // Nor one in use (between the statements of a transaction): its query fails (503), and the pool drops it on release.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  return {
+  let database: Database | undefined;
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), log: (event) => timeQuery(database, event) });
+  database = {
     db,
     dialect: 'postgres',
     ping: async () => {
       await sql`select 1`.execute(db);
     },
     close: () => db.destroy(),
+    poolUse: () => ({ max: POOL_MAX, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
+  return database;
 }
 
 /** Unicode lower-casing for case-insensitive matching; SQLite's own lower() is ASCII-only. */
@@ -173,8 +214,12 @@ function openSqlite(dataDir: string): Database {
   // 64-bit integers come back as BigInt so that big-integer fields stay exact.
   file.defaultSafeIntegers(true);
   file.function('lb_fold', { deterministic: true }, fold);
-  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }) });
-  return {
+  let database: Database | undefined;
+  const db = new Kysely<DB>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }),
+    log: (event) => timeQuery(database, event),
+  });
+  database = {
     db,
     dialect: 'sqlite',
     ping: async () => {
@@ -182,6 +227,7 @@ function openSqlite(dataDir: string): Database {
     },
     close: () => db.destroy(),
   };
+  return database;
 }
 
 export function openDatabase(options: DatabaseOptions): Database {

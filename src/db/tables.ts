@@ -15,6 +15,7 @@ import type { view } from '../resources/view.ts';
 import type { task } from '../resources/task.ts';
 import type { assignmentRule } from '../resources/assignment-rule.ts';
 import type { intakeForm } from '../resources/intake-form.ts';
+import type { webhook } from '../resources/webhook.ts';
 import type { KindName } from '../schema/kinds.ts';
 import type { Declared, FieldDecl } from '../schema/resource.ts';
 
@@ -86,6 +87,7 @@ export interface ViewsTable extends RecordTable<typeof view> {}
 export interface TasksTable extends RecordTable<typeof task> {}
 export interface AssignmentRulesTable extends RecordTable<typeof assignmentRule> {}
 export interface IntakeFormsTable extends RecordTable<typeof intakeForm> {}
+export interface WebhooksTable extends RecordTable<typeof webhook> {}
 
 /** An Idempotency-Key kept for 24 hours (migration 2026-11-25T0006): what it answered, for which body. */
 export interface IdempotencyKeysTable {
@@ -151,6 +153,12 @@ export interface PersonalAccessTokensTable {
   token_hash: string;
   created_at: Instant;
   last_used_at: Nullable<Instant>;
+  /** JSON text, a list of read/create/update/delete; null: all four (migration 2026-11-26T0004). */
+  abilities: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Null: never expires. */
+  expires_at: Nullable<Instant>;
+  /** When the owner was mailed that the token expires within a week (once). */
+  expiry_mailed_at: Nullable<Instant>;
 }
 
 /** One open mailed token per user: a password reset, or an invitation. */
@@ -268,6 +276,36 @@ export interface LeasesTable {
   expires_at: Instant;
 }
 
+/** One event for one webhook endpoint, and how sending it went (migration 2026-11-26T0006). */
+export interface WebhookDeliveriesTable {
+  id: GeneratedId;
+  webhook_id: Id;
+  change_id: Nullable<Id>;
+  event: string;
+  /** The record the event is about (`contacts:12`): its deliveries to one endpoint go out in order. */
+  queue: string;
+  payload: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: Defaulted<Int>;
+  next_attempt_at: Instant;
+  claimed_by: Nullable<ColumnType<string, string, string>>;
+  claimed_until: Nullable<Instant>;
+  last_status_code: Nullable<Int>;
+  last_error: Nullable<ColumnType<string, string, string>>;
+  latency_ms: Nullable<Int>;
+  response_excerpt: Nullable<ColumnType<string, string, string>>;
+  created_at: Instant;
+  last_attempt_at: Nullable<Instant>;
+}
+
+/** How far the webhook dispatcher has read the change log, and the ids below that it has not seen commit yet. */
+export interface WebhookCursorTable {
+  name: string;
+  last_id: BigInt64;
+  /** JSON: [[id, first missed at (ms)], …]. */
+  gaps: string;
+}
+
 export interface DB {
   contacts: ContactsTable;
   inquiries: InquiriesTable;
@@ -281,6 +319,9 @@ export interface DB {
   assignment_rules: AssignmentRulesTable;
   assignment_turns: AssignmentTurnsTable;
   intake_forms: IntakeFormsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_cursor: WebhookCursorTable;
   intake_form_drops: IntakeFormDropsTable;
   idempotency_keys: IdempotencyKeysTable;
   notifications: NotificationsTable;

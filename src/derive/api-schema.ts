@@ -79,6 +79,15 @@ export function oneSchema(resource: Resource): JsonSchema {
   return { $id: ids.one, type: 'object', properties: { data }, required: ['data'] };
 }
 
+/** A create's answer: the record, and what the resource reveals once beside it (a webhook's secret). */
+export function createdSchema(resource: Resource): JsonSchema {
+  const one = { $ref: `${schemaIds(resource).one}#` };
+  const reveals = Object.entries(resource.decl.reveals ?? {});
+  if (reveals.length === 0) return one;
+  const properties = Object.fromEntries(reveals.map(([name, description]) => [name, { type: 'string', description }]));
+  return { allOf: [one, { type: 'object', properties, required: reveals.map(([name]) => name) }] };
+}
+
 export function listSchema(resource: Resource): JsonSchema {
   const ids = schemaIds(resource);
   return {

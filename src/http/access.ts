@@ -4,6 +4,7 @@
 // the answer against `allows`. The operations enforce it; this table says what
 // each route asks of them. `{r}` stands for any record resource's name.
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { TokenAbility } from '../accounts/tokens.ts';
 import type { Ability } from '../schema/roles.ts';
 
 export type RouteAccess =
@@ -48,6 +49,8 @@ const onMany = (ability: Ability) => records(ability, { many: true });
 export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'GET /healthz': anyone,
   'GET /readyz': anyone,
+  // No account: the route itself asks for METRICS_TOKEN as a bearer token when one is set (src/http/metrics.ts).
+  'GET /metrics': anyone,
   'GET /assets/:name': anyone,
   'GET /docs': anyone,
   'GET /docs/json': anyone,
@@ -177,6 +180,15 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'POST /{r}/import/:id/preview': records('import'),
   'POST /{r}/import/:id/run': records('import'),
 
+  // A webhook's delivery log, test event, resends and new secret (the only {r} here: webhooks): its managers, admins.
+  'GET /api/v1/{r}/:id/deliveries': records('read', { resource: 'webhooks', record: true }),
+  'POST /api/v1/{r}/:id/deliveries/:delivery_id/resend': records('update', { resource: 'webhooks', record: true }),
+  'POST /api/v1/{r}/:id/test': records('update', { resource: 'webhooks', record: true }),
+  'POST /api/v1/{r}/:id/secret': records('update', { resource: 'webhooks', record: true }),
+  'POST /{r}/:id/deliveries/:delivery_id/resend': records('update', { resource: 'webhooks', record: true }),
+  'POST /{r}/:id/test': records('update', { resource: 'webhooks', record: true }),
+  'POST /{r}/:id/secret': records('update', { resource: 'webhooks', record: true }),
+
   // Any record resource, through the API.
   'GET /api/v1/{r}': records('read'),
   'POST /api/v1/{r}': records('create'),
@@ -221,12 +233,126 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAccess>> = {
   'GET /{r}/bulk/ids': onMany('update'),
 };
 
+/**
+ * What a bearer token must be allowed (`abilities`, chosen when it is made) to call a signed-in route: one ability, or
+ * one the body chooses (`byBody`: a bulk action updates or deletes), checked once the body is read. A session may do
+ * all four.
+ */
+export type AbilityRule = TokenAbility | { byBody: (body: unknown) => TokenAbility };
+
+const bulkAction = (body: unknown) => (body as { action?: unknown } | null)?.action;
+
+/**
+ * The token ability of each signed-in route whose method does not say it. By method: GET and HEAD read, PATCH and PUT
+ * update, DELETE deletes, and `POST /api/v1/{r}` and `POST /{r}` create; every other signed-in POST is listed here
+ * (the boot refuses one that is not), by what it does. A line here also overrides the method's.
+ */
+export const TOKEN_ABILITY: Readonly<Record<string, AbilityRule>> = {
+  'POST /api/v1/auth/email/verification-notification': 'update',
+  'POST /verify-email': 'update',
+  // One's own account: the same ability as the API's PATCH/DELETE for the page's POSTs that do the same.
+  'POST /api/v1/me/confirm-password': 'update',
+  'POST /api/v1/me/avatar': 'update',
+  'POST /api/v1/me/two-factor': 'update',
+  'POST /api/v1/me/two-factor/confirm': 'update',
+  'POST /api/v1/me/two-factor/recovery-codes': 'update',
+  'POST /api/v1/me/tokens': 'create',
+  'POST /api/v1/me/notifications/read': 'update',
+  'POST /notifications/read': 'update',
+  'POST /profile': 'update',
+  'POST /profile/avatar': 'update',
+  'POST /profile/avatar/delete': 'delete',
+  'POST /profile/password': 'update',
+  'POST /profile/two-factor': 'update',
+  'POST /profile/two-factor/confirm': 'update',
+  'POST /profile/two-factor/recovery-codes': 'update',
+  'POST /profile/two-factor/disable': 'delete',
+  'POST /profile/tokens': 'create',
+  'POST /profile/tokens/:id/delete': 'delete',
+  'POST /profile/sessions/delete': 'delete',
+  'POST /profile/delete': 'delete',
+  // Tries the assignment rules on the fields sent; writes nothing, takes no turn.
+  'POST /api/v1/{r}/dry-run': 'read',
+  'POST /settings': 'update',
+  // Bringing back from the trash, merging and its undo change records that stay.
+  'POST /api/v1/trash/:change_id/restore': 'update',
+  'POST /trash/:change_id/restore': 'update',
+  'POST /api/v1/{r}/merge': 'update',
+  'POST /api/v1/{r}/merge/:merge_id/undo': 'update',
+  'POST /{r}/merge': 'update',
+  'POST /{r}/merge/:merge_id/undo': 'update',
+  // An import creates (the wizard's preview is its dry run); rolling one back deletes what it created.
+  'POST /api/v1/{r}/import': 'create',
+  'POST /{r}/import': 'create',
+  'POST /{r}/import/:id/preview': 'create',
+  'POST /{r}/import/:id/run': 'create',
+  'POST /api/v1/imports/:id/rollback': 'delete',
+  'POST /imports/:id/rollback': 'delete',
+  // A webhook's test event, resends and new secret (the only {r} here: webhooks).
+  'POST /api/v1/{r}/:id/deliveries/:delivery_id/resend': 'update',
+  'POST /api/v1/{r}/:id/test': 'update',
+  'POST /api/v1/{r}/:id/secret': 'update',
+  'POST /{r}/:id/deliveries/:delivery_id/resend': 'update',
+  'POST /{r}/:id/test': 'update',
+  'POST /{r}/:id/secret': 'update',
+  'POST /api/v1/{r}/:id/restore': 'update',
+  'POST /{r}/:id/restore': 'update',
+  'POST /api/v1/{r}/:id/notes': 'create',
+  'POST /{r}/:id/notes': 'create',
+  'POST /{r}/:id/tasks': 'create',
+  // The pages' edit form, its delete, and the one-click changes from a record's page or the board.
+  'POST /{r}/:id': 'update',
+  'POST /{r}/:id/delete': 'delete',
+  'POST /{r}/:id/cycle/:field': 'update',
+  'POST /{r}/:id/stage': 'update',
+  'POST /{r}/:id/copy': 'update',
+  'POST /{r}/:id/done': 'update',
+  // A list's columns are the viewer's saved setting; a saved view is a new record.
+  'POST /{r}/columns': 'update',
+  'POST /{r}/views': 'create',
+  'POST /api/v1/{r}/bulk': { byBody: (body) => (bulkAction(body) === 'delete' ? 'delete' : 'update') },
+  // The page's bulk bar may also export the ticked rows (a redirect to the CSV).
+  'POST /{r}/bulk': {
+    byBody: (body) => {
+      const action = bulkAction(body);
+      return action === 'delete' ? 'delete' : action === 'export' ? 'read' : 'update';
+    },
+  },
+};
+
+const BY_METHOD: Readonly<Record<string, TokenAbility>> = {
+  GET: 'read',
+  HEAD: 'read',
+  OPTIONS: 'read',
+  PATCH: 'update',
+  PUT: 'update',
+  DELETE: 'delete',
+};
+
+/** The token ability a route needs (`key` as the tables write it), or undefined when nothing says. */
+export function tokenAbilityOf(key: string): AbilityRule | undefined {
+  const declared = TOKEN_ABILITY[key];
+  if (declared) return declared;
+  const [method = '', path = ''] = key.split(' ');
+  if (method === 'POST' && (path === '/api/v1/{r}' || path === '/{r}')) return 'create';
+  return BY_METHOD[method];
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The token ability each method of a signed-in route needs (set from the tables as the route is added). */
+    tokenAbility?: Readonly<Record<string, AbilityRule>>;
+  }
+}
+
 export interface DeclaredRoute {
   method: string;
   url: string;
   /** The record resource the route serves, if any. */
   resource?: string;
   access: RouteAccess;
+  /** What a token must be allowed to call it; undefined: anyone may call it. */
+  ability?: AbilityRule;
 }
 
 /** The table's key for a route, and the record resource it serves: the first path segment that names one. */
@@ -239,8 +365,9 @@ function keyOf(method: string, url: string, resourceNames: readonly string[]) {
 }
 
 /**
- * Checks every route against the table as it is added (a route without a rule stops the boot) and keeps the list
- * for the route × role test.
+ * Checks every route against the tables as it is added (a route without a rule, or a signed-in one without a token
+ * ability, stops the boot), hands the route its token ability (auth.ts checks it) and keeps the list for the route ×
+ * role test.
  */
 export function declareRouteAccess(app: FastifyInstance, resourceNames: readonly string[]): void {
   const routes: DeclaredRoute[] = [];
@@ -251,7 +378,12 @@ export function declareRouteAccess(app: FastifyInstance, resourceNames: readonly
       const { key, resource } = keyOf(method, route.url, resourceNames);
       const access = ROUTE_ACCESS[key];
       if (!access) throw new Error(`route ${key} has no rule in src/http/access.ts: say who may call it`);
-      routes.push({ method, url: route.url, resource, access });
+      const ability = access.to === 'anyone' ? undefined : tokenAbilityOf(key);
+      if (access.to !== 'anyone' && !ability)
+        throw new Error(`route ${key} has no token ability in src/http/access.ts (TOKEN_ABILITY): say what it does`);
+      if (ability)
+        route.config = { ...route.config, tokenAbility: { ...route.config?.tokenAbility, [method]: ability } };
+      routes.push({ method, url: route.url, resource, access, ability });
     }
   });
 }

@@ -2,7 +2,8 @@
 // cookie (with "remember me" as a fallback). Every route needs a signed-in user
 // unless its config says `public: true`. A cookie-authenticated request that
 // changes state must come from our own origin (a cross-site form or fetch
-// carries the cookie but not our Origin).
+// carries the cookie but not our Origin). A token does only what its
+// abilities allow (each route's need is in access.ts); a session is not limited.
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -10,7 +11,7 @@ import type { Accounts } from '../accounts/context.ts';
 import { rememberCookieFor, userFromRememberCookie } from '../accounts/remember.ts';
 import { createSession, deleteSession, findSession, type Session } from '../accounts/sessions.ts';
 import { findUserById, fromDbBool, type UserRow } from '../accounts/store.ts';
-import { findTokenUser } from '../accounts/tokens.ts';
+import { findTokenUser, type TokenAbility } from '../accounts/tokens.ts';
 import { AppError } from '../errors.ts';
 import type { Actor } from '../records/operations.ts';
 
@@ -22,6 +23,8 @@ declare module 'fastify' {
     /** A session whose second factor is still due. */
     pendingSession?: Session;
     via?: 'token' | 'cookie';
+    /** The bearer token's limits, when a token signed the request in. */
+    bearer?: { abilities: readonly TokenAbility[]; expiresAt: string | null };
   }
   interface FastifyContextConfig {
     /** Reachable without signing in. */
@@ -95,12 +98,14 @@ async function identify(a: Accounts, request: FastifyRequest, reply: FastifyRepl
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    const found = match ? (await findTokenUser(a, match[1]!))?.user : null;
+    // An expired token is refused in there, with a 401 that says so.
+    const found = match ? await findTokenUser(a, match[1]!) : null;
     // Deactivating ends the tokens; an inactive account never acts, whatever it still holds.
-    const user = found && fromDbBool(found.active) ? found : null;
+    const user = found && fromDbBool(found.user.active) ? found.user : null;
     // A token that was sent but does not work is an error, never a silent fall back to the cookie.
     if (!user) throw new AppError(401, 'unauthenticated', 'The access token is invalid or has been revoked.');
-    Object.assign(request, { user, actor: { id: user.id, role: user.role }, via: 'token' });
+    const bearer = { abilities: found!.abilities, expiresAt: found!.expiresAt };
+    Object.assign(request, { user, actor: { id: user.id, role: user.role }, via: 'token', bearer });
     return;
   }
   const token = request.cookies[sessionCookie(request)];
@@ -120,6 +125,25 @@ async function identify(a: Accounts, request: FastifyRequest, reply: FastifyRepl
   Object.assign(request, { user, session, actor: { id: user.id, role: user.role }, via: 'cookie' });
 }
 
+/**
+ * Refuses a token without the ability the route needs (access.ts). `bodyRead`: a rule that reads the body is checked
+ * once it is parsed; the others before it is read.
+ */
+function checkTokenAbility(request: FastifyRequest, bodyRead: boolean): void {
+  if (!request.bearer) return;
+  const rule = request.routeOptions.config.tokenAbility?.[request.method];
+  if (rule === undefined || (typeof rule === 'object') !== bodyRead) return;
+  const needed = typeof rule === 'string' ? rule : rule.byBody(request.body);
+  const { abilities } = request.bearer;
+  if (abilities.includes(needed)) return;
+  throw new AppError(
+    403,
+    'missing_ability',
+    `This request needs the “${needed}” ability, which this access token lacks (it has: ${abilities.join(', ')}). ` +
+      'Make a token with it on your profile or with POST /api/v1/me/tokens.',
+  );
+}
+
 export const authPlugin = fp(
   async (app: FastifyInstance, a: Accounts) => {
     await app.register(cookie);
@@ -128,6 +152,7 @@ export const authPlugin = fp(
       if (request.via === 'cookie' && !SAFE_METHODS.has(request.method) && !sameOrigin(request)) {
         throw new AppError(403, 'cross_origin', 'A request that changes something must come from this site.');
       }
+      checkTokenAbility(request, false);
       if (request.actor || request.routeOptions.config.public || request.is404) return;
       // A page form sent after the session ended is read first, so that what was typed can be kept (web/kept-form.ts):
       // the 401 comes once the (small, urlencoded) body is parsed. Everything else is refused before its body is read.
@@ -135,6 +160,7 @@ export const authPlugin = fp(
     });
     app.addHook('preValidation', async (request) => {
       if (!request.actor && !request.routeOptions.config.public && !request.is404) throw unauthenticated();
+      checkTokenAbility(request, true);
     });
   },
   { name: 'leadbook-auth' },

@@ -6,10 +6,11 @@
 import cors from '@fastify/cors';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Counter } from 'prom-client';
 import type { AppKey } from '../accounts/secrets.ts';
 import type { Database } from '../db/connection.ts';
 import { AppError, type FieldErrors } from '../errors.ts';
-import { findForm, type IntakeForm, receive, renderToken, TOKEN, TRAP } from '../resources/intake.ts';
+import { findForm, type IntakeForm, type Received, receive, renderToken, TOKEN, TRAP } from '../resources/intake.ts';
 import { inquiry } from '../resources/index.ts';
 import { problem } from './openapi.ts';
 import { sendPage } from './web/render.tsx';
@@ -98,7 +99,12 @@ function frameableBy(reply: FastifyReply, form: IntakeForm): void {
   if (form.allowed_origins.length) reply.raw.removeHeader('x-frame-options');
 }
 
-export function intakeRoutes(database: Database, key: AppKey) {
+/** `drops` counts what the doors drop (spam, by its reason) or refuse (`rate_limit`): the app's metrics. */
+export function intakeRoutes(database: Database, key: AppKey, drops?: Counter<'reason'>) {
+  const counted = (received: Received) => {
+    if (received.dropped) drops?.inc({ reason: received.dropped });
+    return received;
+  };
   return async function plugin(app: FastifyInstance) {
     await app.register(formbody, { bodyLimit: BODY_LIMIT });
     const limit = app.createRateLimit({
@@ -123,6 +129,7 @@ export function intakeRoutes(database: Database, key: AppKey) {
     const throttle = async (request: FastifyRequest, reply: FastifyReply) => {
       const status = await limit(request);
       if (!status.isAllowed && status.isExceeded) {
+        drops?.inc({ reason: 'rate_limit' });
         reply.header('Retry-After', String(Math.max(1, status.ttlInSeconds)));
         throw new AppError(429, 'throttled', 'Too many submissions from this address; try again in a minute.');
       }
@@ -183,7 +190,7 @@ export function intakeRoutes(database: Database, key: AppKey) {
                 hosted: false,
                 idempotencyKey,
                 throttle: () => throttle(request, reply),
-              }),
+              }).then(counted),
             );
             // A plain HTML form on another site (the settings page's snippet) gets the page a person can read.
             if (/text\/html/.test(request.headers.accept ?? '')) return sendPage(reply, <ThankYou form={form} />, 202);
@@ -212,7 +219,9 @@ export function intakeRoutes(database: Database, key: AppKey) {
       // A form sends empty boxes too: they are no answer.
       const sent = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== ''));
       try {
-        await receive(database, key.signing, form, sent, { hosted: true, throttle: () => throttle(request, reply) });
+        counted(
+          await receive(database, key.signing, form, sent, { hosted: true, throttle: () => throttle(request, reply) }),
+        );
       } catch (error) {
         if (!(error instanceof AppError) || error.status !== 422) throw error;
         return sendPage(

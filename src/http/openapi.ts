@@ -48,8 +48,8 @@ export function operationIdOf(method: string, path: string): string {
 
 /**
  * What every operation has in common, said once here rather than by each route: an operationId from its method and
- * path; a signed-in one answers 401 without a session or a valid token; one that reads input answers 422 naming the
- * invalid fields (the schema's own check), and a POST with a body it cannot read 415.
+ * path; a signed-in one answers 401 without a session or a valid token, and 403 when not allowed; one that reads
+ * input answers 422 naming the invalid fields (the schema's own check), and a POST with a body it cannot read 415.
  */
 function completeOperation(operation: Operation, method: string, path: string) {
   // Added to the finished document: the problem schema by its place there, as the routes' own references became.
@@ -62,6 +62,11 @@ function completeOperation(operation: Operation, method: string, path: string) {
   const { responses } = operation;
   const signedIn = !(Array.isArray(operation.security) && operation.security.length === 0);
   if (signedIn) responses['401'] ??= problem('not signed in: no session, or an unknown, revoked or expired token');
+  // Any signed-in call may meet a token without the ability it needs (src/http/access.ts), whatever the role may do.
+  if (signedIn)
+    responses['403'] ??= problem(
+      'not allowed: the role may not do this, or the access token lacks the ability it needs (code missing_ability)',
+    );
   if (Object.keys(responses).some((code) => code.startsWith('4'))) return;
   if (operation.requestBody || operation.parameters?.length)
     responses['422'] = problem('invalid fields, each named in errors');

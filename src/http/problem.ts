@@ -98,10 +98,11 @@ export function toAppError(error: FastifyError): AppError {
  * before any route or error handler runs; this answers those as problems too
  * (the Fastify option `frameworkErrors`).
  */
-export function sendFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+export function sendFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   // No hook runs for these, helmet's neither: the headers every answer carries,
   // in their strictest form (a problem document needs no sub-resources at all).
   reply.headers({
+    'x-request-id': request.id,
     'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',

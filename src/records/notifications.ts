@@ -16,7 +16,7 @@ import { readCursor } from './change-log.ts';
 import type { Context } from './context.ts';
 import type { Row } from './repository.ts';
 
-export const NOTIFICATION_KINDS = ['assigned', 'mentioned', 'task_due', 'overdue'] as const;
+export const NOTIFICATION_KINDS = ['assigned', 'mentioned', 'task_due', 'overdue', 'webhook_disabled'] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
 export interface Notice {
@@ -229,6 +229,8 @@ export function describe(kind: NotificationKind, label: string, title: string | 
       return `Your task ${title === null ? '(deleted)' : `“${title}”`} is due`;
     case 'overdue':
       return `${what} is overdue: nobody has answered it yet`;
+    case 'webhook_disabled':
+      return `${what} was turned off: its endpoint kept failing or is gone (see its deliveries)`;
   }
 }
 

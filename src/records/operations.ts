@@ -264,6 +264,8 @@ export interface RecordResult {
   notice?: string;
   /** The change-log entry of an update (to undo it); none when nothing changed or the log is off. */
   changeId?: bigint;
+  /** Shown once in a create's answer, never again (a webhook's secret). */
+  reveal?: Readonly<Record<string, string>>;
 }
 
 const ID = /^[1-9]\d{0,18}$/;
@@ -467,7 +469,7 @@ export async function createRecord(
     }),
   );
   after?.afterCommit?.();
-  return { record, etag: etagOf(record), notice: after?.notice };
+  return { record, etag: etagOf(record), notice: after?.notice, reveal: after?.reveal };
 }
 
 /**

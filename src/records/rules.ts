@@ -15,6 +15,8 @@ import type { Context } from './context.ts';
 export interface AfterCommit {
   notice?: string;
   afterCommit?: () => void;
+  /** What the create's answer shows once and the server never again (a webhook's secret), by name. */
+  reveal?: Readonly<Record<string, string>>;
 }
 
 /** The condition of a filter a resource declares by name (ResourceDecl.filters) over its table's columns. */

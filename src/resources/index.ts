@@ -13,8 +13,10 @@ import { user } from './user.ts';
 import { assignmentRule } from './assignment-rule.ts';
 import { assignmentRuleRules } from './assignment.ts';
 import { intakeForm } from './intake-form.ts';
+import { webhook } from './webhook.ts';
+import { webhookRules } from './webhook-rules.ts';
 
-export { assignmentRule, contact, intakeForm, inquiry, note, service, source, stage, task, user, view };
+export { assignmentRule, contact, intakeForm, inquiry, note, service, source, stage, task, user, view, webhook };
 
 /** Every declared resource: the seed's, in its order, then ours. */
 export const resources: readonly Resource[] = [
@@ -29,6 +31,7 @@ export const resources: readonly Resource[] = [
   task,
   assignmentRule,
   intakeForm,
+  webhook,
 ];
 linkResources(
   resources,
@@ -38,6 +41,7 @@ linkResources(
     [inquiry, inquiryRules],
     [task, taskRules],
     [assignmentRule, assignmentRuleRules],
+    [webhook, webhookRules],
   ]),
 );
 

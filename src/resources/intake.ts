@@ -76,20 +76,25 @@ function tokenAge(key: Buffer, form: IntakeForm, token: unknown, now: number): n
   return safeEqual(signature, hmac(key, `intake ${String(form.id)} ${at}`)) ? now - Number(at) : null;
 }
 
+/** Why a submission is spam: the trap filled in; a hosted form's token missing or forged, too fresh or too old. */
+export type DropReason = 'honeypot' | 'bad_token' | 'too_fast' | 'expired';
+
 export interface Received {
   reference: string;
-  /** Thrown away as spam (answered the same way). */
-  dropped: boolean;
+  /** Thrown away as spam (answered the same way), and why; null when received. */
+  dropped: DropReason | null;
 }
 
 const present = (v: unknown) => v !== undefined && v !== null && !(typeof v === 'string' && v.trim() === '');
 
 /** Why a submission is spam, if it is (see the top of the file). */
-function spam(key: Buffer, form: IntakeForm, body: Row, hosted: boolean): boolean {
-  if (present(body[TRAP])) return true;
-  if (!hosted) return false;
+function spam(key: Buffer, form: IntakeForm, body: Row, hosted: boolean): DropReason | null {
+  if (present(body[TRAP])) return 'honeypot';
+  if (!hosted) return null;
   const age = tokenAge(key, form, body[TOKEN], Date.now());
-  return age === null || age < TOO_FAST_MS || age > DAY_MS;
+  if (age === null) return 'bad_token';
+  if (age < TOO_FAST_MS) return 'too_fast';
+  return age > DAY_MS ? 'expired' : null;
 }
 
 /** The submission as inquiry input: only the form's fields, checked against it; the form's source and service. */
@@ -178,9 +183,10 @@ export async function receive(
       'Idempotency-Key': [`must be 1 to ${MAX_KEY} characters`],
     });
   const earlier = key === undefined ? undefined : await kept(database.db, form, key);
-  if (earlier) return { reference: sameBody(earlier, hashOf(inquiryInput(form, submitted))), dropped: false };
+  if (earlier) return { reference: sameBody(earlier, hashOf(inquiryInput(form, submitted))), dropped: null };
   await options.throttle();
-  if (spam(signing, form, submitted, options.hosted)) {
+  const dropped = spam(signing, form, submitted, options.hosted);
+  if (dropped) {
     await database.db
       .insertInto('intake_form_drops')
       .values({ form_id: form.id, dropped: 1n })
@@ -191,7 +197,7 @@ export async function receive(
     // Answered as a person's would be: a retry with its key gets the same reference (derived, so kept nowhere).
     const reference =
       key === undefined ? randomToken(12) : hmac(signing, `dropped ${form.id} ${key} ${hashOf(submitted)}`);
-    return { reference: reference.slice(0, 16), dropped: true };
+    return { reference: reference.slice(0, 16), dropped };
   }
   const input = inquiryInput(form, submitted);
   const hash = hashOf(input);
@@ -207,10 +213,10 @@ export async function receive(
     if (!(error instanceof KeyTaken)) throw error;
     // Another process's submission with this key committed first: answer as it was answered.
     const first = await kept(database.db, form, key!);
-    if (first) return { reference: sameBody(first, hash), dropped: false };
+    if (first) return { reference: sameBody(first, hash), dropped: null };
     throw error;
   }
-  return { reference, dropped: false };
+  return { reference, dropped: null };
 }
 
 /** How many submissions each form dropped as spam, by form id. */

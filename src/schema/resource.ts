@@ -167,6 +167,8 @@ export interface ResourceDecl {
   timelineAction?: 'note';
   /** A deleted record waits in the trash, restorable, for TRASH_DAYS (default); false: deleting is final. */
   trash?: boolean;
+  /** What the create's answer shows once beside `data` (a webhook's secret): name → description. */
+  reveals?: Readonly<Record<string, string>>;
   /** The columns of its list until a user chooses their own, in order: field names (default: the fields in index). */
   listColumns?: readonly string[];
   /**

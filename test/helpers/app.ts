@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config.ts';
 import { type Database, openDatabase } from '../../src/db/connection.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Dialect } from '../../src/db/dialect.ts';
+import { type DnsStub, startDnsStub } from './dns-stub.ts';
 import { freshDatabase } from './database.ts';
 import type { Json } from './json.ts';
 
@@ -75,6 +76,22 @@ export function toJson(value: unknown): string {
   );
 }
 
+let loopbackDns: Promise<DnsStub> | undefined;
+
+/**
+ * Webhooks that a test makes without saying where they go (the generic record tests' sample URLs, example.org) reach
+ * nothing outside the machine: every name resolves to 127.0.0.1 through a DNS stub, which private addresses being
+ * allowed lets through, and nothing listens on its ports 80 and 443. Tests of the addresses set their own.
+ */
+async function webhooksStayHome(): Promise<Record<string, string>> {
+  loopbackDns ??= startDnsStub({ '*': '127.0.0.1' }).then((stub) => {
+    stub.unref();
+    return stub;
+  });
+  const stub = await loopbackDns;
+  return { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_DNS_SERVERS: stub.servers.join(',') };
+}
+
 export async function startApp(
   dialect: Dialect,
   options: { env?: Record<string, string>; admin?: boolean } = {},
@@ -90,7 +107,12 @@ export async function startApp(
       done();
     },
   });
-  const config = loadConfig({ DATA_DIR: fresh.options.dataDir, LOG_LEVEL: 'info', ...options.env });
+  const config = loadConfig({
+    DATA_DIR: fresh.options.dataDir,
+    LOG_LEVEL: 'info',
+    ...(await webhooksStayHome()),
+    ...options.env,
+  });
   const app: FastifyInstance = await buildApp({
     database,
     config: { ...config, databaseUrl: fresh.options.databaseUrl },

@@ -7,7 +7,7 @@ import { bodyWith, optionalBoolean, optionalText, text } from '../../accounts/in
 import { acceptInvitation } from '../../accounts/invitations.ts';
 import { askForPasswordReset, resetPassword } from '../../accounts/reset-password.ts';
 import { publicUser } from '../../accounts/store.ts';
-import { createTokenWithPassword } from '../../accounts/tokens.ts';
+import { createTokenWithPassword, readTokenLimits, TOKEN_ABILITIES } from '../../accounts/tokens.ts';
 import { askForVerificationMail, verifyEmail } from '../../accounts/verify-email.ts';
 import { AppError, FieldErrorBag } from '../../errors.ts';
 import { signInSteps } from '../sign-in.ts';
@@ -108,7 +108,12 @@ export function authRoutes(a: Accounts) {
       '/logout',
       {
         config: open,
-        schema: { tags, security: [], summary: 'Sign out: ends this session and forgets remembered devices' },
+        schema: {
+          tags,
+          security: [],
+          summary: 'Sign out: ends this session and forgets remembered devices',
+          response: { 204: { description: 'signed out', type: 'null' } },
+        },
       },
       async (request, reply) => {
         await signIn.signOut(request, reply);
@@ -124,28 +129,45 @@ export function authRoutes(a: Accounts) {
           tags,
           security: [],
           summary: 'Create a personal access token with email and password (and a second factor when on)',
-          body: json({ email: str, password: str, device_name: str, code: str, recovery_code: str }, [
-            'email',
-            'password',
-            'device_name',
-          ]),
+          description: '`abilities` and `expires_at` as for POST /api/v1/me/tokens: all four and never by default.',
+          body: json(
+            {
+              email: str,
+              password: str,
+              device_name: str,
+              code: str,
+              recovery_code: str,
+              abilities: { type: 'array', items: { type: 'string', enum: [...TOKEN_ABILITIES] }, minItems: 1 },
+              expires_at: { type: ['string', 'null'], description: 'RFC 3339 or YYYY-MM-DD; null: never' },
+            },
+            ['email', 'password', 'device_name'],
+          ),
           response: { 201: { type: 'object', properties: { token: str, data: { $ref: 'User#' } } } },
         },
       },
       async (request, reply) => {
-        const body = bodyWith(request.body, ['email', 'password', 'device_name', 'code', 'recovery_code']);
+        const body = bodyWith(request.body, [
+          'email',
+          'password',
+          'device_name',
+          'code',
+          'recovery_code',
+          'abilities',
+          'expires_at',
+        ]);
         const bag = new FieldErrorBag();
         const email = text(body, 'email', bag);
         const password = text(body, 'password', bag);
         const deviceName = text(body, 'device_name', bag);
         const answer = secondFactorAnswer(body, bag);
+        const limits = readTokenLimits(body, bag);
         bag.throwIfAny();
-        const { token, user } = await createTokenWithPassword(a, knock(request, reply), {
-          email,
-          password,
-          deviceName,
-          ...answer,
-        });
+        const { token, user } = await createTokenWithPassword(
+          a,
+          knock(request, reply),
+          { email, password, deviceName, ...answer },
+          limits,
+        );
         return reply.code(201).send({ token, data: publicUser(user) });
       },
     );

@@ -3,6 +3,7 @@ import { readAvatar } from '../../accounts/avatar.ts';
 import type { Accounts } from '../../accounts/context.ts';
 import { idFromText } from '../../accounts/store.ts';
 import { notFound } from '../../errors.ts';
+import { problem } from '../openapi.ts';
 
 /** GET /api/v1/avatars/:userId: the stored, re-encoded image, for any signed-in user. */
 export function avatarRoutes(a: Accounts) {
@@ -14,6 +15,13 @@ export function avatarRoutes(a: Accounts) {
           tags: ['me'],
           summary: "A user's avatar image",
           params: { type: 'object', properties: { userId: { type: 'string' } } },
+          response: {
+            200: {
+              description: 'the image, a 256-pixel WebP',
+              content: { 'image/webp': { schema: { type: 'string', format: 'binary' } } },
+            },
+            404: problem('no such user, or no avatar'),
+          },
         },
       },
       async (request: FastifyRequest<{ Params: { userId: string } }>, reply) => {

@@ -16,7 +16,14 @@ import {
 import { changePassword, deleteAccount, signOutOtherSessions, updateProfile } from '../../accounts/profile.ts';
 import { listUserSessions } from '../../accounts/sessions.ts';
 import { findUserById, idFromText, publicUser, type UserRow } from '../../accounts/store.ts';
-import { createOwnToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
+import {
+  checkWithinCallersToken,
+  createOwnToken,
+  listTokens,
+  readTokenLimits,
+  revokeToken,
+  TOKEN_ABILITIES,
+} from '../../accounts/tokens.ts';
 import { AppError, FieldErrorBag, notFound } from '../../errors.ts';
 import { clearAuthCookies } from '../auth.ts';
 import { uploadError } from '../csv-upload.ts';
@@ -74,7 +81,15 @@ export function meRoutes(a: Accounts) {
 
     app.delete(
       '',
-      { schema: { tags, summary: 'Delete your account (needs password)', description: SENSITIVE, body: passwordBody } },
+      {
+        schema: {
+          tags,
+          summary: 'Delete your account (needs password)',
+          description: SENSITIVE,
+          body: passwordBody,
+          response: { 204: { description: 'deleted, and signed out', type: 'null' } },
+        },
+      },
       async (request, reply) => {
         await deleteAccount(a, request.user!, request.session, request.body, 'api');
         clearAuthCookies(request, reply);
@@ -89,6 +104,7 @@ export function meRoutes(a: Accounts) {
           tags,
           summary: 'Confirm your password for the next few hours',
           body: json({ password: str }, ['password']),
+          response: { 204: { description: 'confirmed', type: 'null' } },
         },
       },
       async (request, reply) => {
@@ -104,6 +120,7 @@ export function meRoutes(a: Accounts) {
           tags,
           summary: 'Change your password; your other sessions and tokens end',
           body: json({ current_password: str, password: str }, ['current_password', 'password']),
+          response: { 204: { description: 'changed', type: 'null' } },
         },
       },
       async (request, reply) => {
@@ -215,7 +232,15 @@ export function meRoutes(a: Accounts) {
 
     app.delete(
       '/two-factor',
-      { schema: { tags, summary: 'Turn two-factor off (needs password)', description: SENSITIVE, body: passwordBody } },
+      {
+        schema: {
+          tags,
+          summary: 'Turn two-factor off (needs password)',
+          description: SENSITIVE,
+          body: passwordBody,
+          response: { 204: { description: 'turned off', type: 'null' } },
+        },
+      },
       async (request, reply) => {
         await disableTwoFactor(a, request.user!, request.session, bodyWith(request.body, ['password']).password, 'api');
         return reply.code(204).send();
@@ -262,6 +287,7 @@ export function meRoutes(a: Accounts) {
           summary: 'End all your other sessions (needs password)',
           description: SENSITIVE,
           body: passwordBody,
+          response: { 204: { description: 'the others ended', type: 'null' } },
         },
       },
       async (request, reply) => {
@@ -271,11 +297,20 @@ export function meRoutes(a: Accounts) {
       },
     );
 
+    const abilities = {
+      type: 'array',
+      items: { type: 'string', enum: [...TOKEN_ABILITIES] },
+      minItems: 1,
+      uniqueItems: true,
+      description: 'What the token may do: read, and each kind of change (each route says which it needs).',
+    };
     const tokenItem = json({
       id: { type: 'integer', format: 'int64' },
       name: str,
+      abilities,
       created_at: str,
       last_used_at: { type: ['string', 'null'] },
+      expires_at: { type: ['string', 'null'], format: 'date-time', description: 'null: never' },
     });
     app.get(
       '/tokens',
@@ -297,24 +332,53 @@ export function meRoutes(a: Accounts) {
         schema: {
           tags,
           summary: 'Create a personal access token (needs password); the token is shown this once',
-          description: SENSITIVE,
-          body: json({ name: str, password: str }, ['name']),
+          description:
+            `${SENSITIVE} \`abilities\` defaults to all four; \`expires_at\` (RFC 3339, or YYYY-MM-DD for ` +
+            'midnight UTC; in the future) defaults to never. A token that lacks an ability answers 403 ' +
+            '`missing_ability` where a request needs it; an expired one 401. A token made with a token gets no ' +
+            'more abilities and no later expiry than that one.',
+          body: json(
+            {
+              name: str,
+              password: str,
+              abilities: { ...abilities, default: [...TOKEN_ABILITIES] },
+              expires_at: { type: ['string', 'null'], description: 'RFC 3339 or YYYY-MM-DD; null or left out: never' },
+            },
+            ['name'],
+          ),
           response: { 201: json({ token: str, data: tokenItem }) },
         },
       },
       async (request, reply) => {
-        const body = bodyWith(request.body, ['name', 'password']);
+        const body = bodyWith(request.body, ['name', 'password', 'abilities', 'expires_at']);
         const bag = new FieldErrorBag();
         const name = text(body, 'name', bag);
+        const limits = readTokenLimits(body, bag);
         bag.throwIfAny();
-        const { token, info } = await createOwnToken(a, request.user!, request.session, name, body.password, 'api');
+        checkWithinCallersToken(request.bearer, limits);
+        const { token, info } = await createOwnToken(
+          a,
+          request.user!,
+          request.session,
+          name,
+          body.password,
+          'api',
+          limits,
+        );
         return reply.code(201).send({ token, data: info });
       },
     );
 
     app.delete(
       '/tokens/:id',
-      { schema: { tags, summary: 'Revoke one of your tokens', params: json({ id: str }) } },
+      {
+        schema: {
+          tags,
+          summary: 'Revoke one of your tokens',
+          params: json({ id: str }),
+          response: { 204: { description: 'revoked', type: 'null' } },
+        },
+      },
       async (request: FastifyRequest<{ Params: { id: string } }>, reply) => {
         const id = idFromText(request.params.id);
         if (id === null || !(await revokeToken(a, request.user!.id, id, 'api')))

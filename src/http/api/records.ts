@@ -1,7 +1,7 @@
 // One generic CRUD plugin, registered once per resource. Routes are thin: they
 // read the request, call an operation, and write the answer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { activitySchema, listQuerySchema, schemaIds } from '../../derive/api-schema.ts';
+import { activitySchema, createdSchema, listQuerySchema, schemaIds } from '../../derive/api-schema.ts';
 import type { Database } from '../../db/connection.ts';
 import {
   createRecord,
@@ -87,9 +87,15 @@ export function recordRoutes(database: Database, resource: Resource) {
           tags,
           summary: `Get a ${resource.singular}`,
           params,
+          headers: {
+            type: 'object',
+            properties: {
+              'if-none-match': { type: 'string', description: 'ETags you hold; the current one among them gives 304' },
+            },
+          },
           response: {
             200: { description: 'the record', $ref: `${ids.one}#`, headers: { ETag: { type: 'string' } } },
-            304: { description: 'not modified', type: 'null' },
+            304: { description: 'not modified', type: 'null', headers: { ETag: { type: 'string' } } },
             404: problem('no such record'),
           },
         },
@@ -141,7 +147,7 @@ export function recordRoutes(database: Database, resource: Resource) {
           response: {
             201: {
               description: 'created',
-              $ref: `${ids.one}#`,
+              ...createdSchema(resource),
               headers: { Location: { type: 'string' }, ETag: { type: 'string' } },
             },
             ...bodyProblems,
@@ -150,9 +156,9 @@ export function recordRoutes(database: Database, resource: Resource) {
       },
       async (request, reply) => {
         const ctx = contextOf(database, request);
-        const { record, etag } = await createRecord(ctx, resource, request.body);
+        const { record, etag, reveal } = await createRecord(ctx, resource, request.body);
         withEtag(reply, etag).header('Location', location(record[resource.primaryKey.name]));
-        return reply.code(201).send({ data: await withCounts(ctx, resource, record) });
+        return reply.code(201).send({ data: await withCounts(ctx, resource, record), ...reveal });
       },
     );
 
@@ -202,7 +208,11 @@ export function recordRoutes(database: Database, resource: Resource) {
             params,
             body: { $ref: `${otherIds.input}#` },
             response: {
-              201: { description: 'created', $ref: `${otherIds.one}#`, headers: { Location: { type: 'string' } } },
+              201: {
+                description: 'created',
+                $ref: `${otherIds.one}#`,
+                headers: { Location: { type: 'string' }, ETag: { type: 'string' } },
+              },
               404: problem(`no such ${resource.singular}`),
               ...bodyProblems,
             },

@@ -26,7 +26,8 @@ import { searchPages } from './search-page.tsx';
 import { boardPage } from './board-page.tsx';
 import { dashboardPage } from './dashboard.tsx';
 import { profilePages } from './profile-pages.tsx';
-import { recordPages } from './record-pages.tsx';
+import { type DetailExtra, recordPages } from './record-pages.tsx';
+import { webhookPages, webhookPanel } from './webhook-pages.tsx';
 import { listPages } from './list-pages.tsx';
 import { sendPage } from './render.tsx';
 import { MessagePage } from './views/pages.tsx';
@@ -138,9 +139,14 @@ export function webApp(a: Accounts) {
     await app.register(searchPages(a.database));
     await app.register(boardPage(a.database));
     await app.register(profilePages(a));
+    await app.register(webhookPages(a.database));
+    // More of one resource's record page: a webhook's deliveries and actions.
+    const detailExtras: Readonly<Record<string, DetailExtra>> = {
+      webhooks: (request, record, page) => webhookPanel(a.database, request, record, page),
+    };
     for (const resource of recordResources) {
       await app.register(csvPages(a.database, resource));
-      await app.register(recordPages(a.database, resource, kept, a.config.trashDays));
+      await app.register(recordPages(a.database, resource, kept, a.config.trashDays, detailExtras[resource.name]));
       await app.register(listPages(a.database, resource));
       if (offersBulk(resource)) await app.register(bulkPages(a.database, resource, a.config.trashDays));
     }

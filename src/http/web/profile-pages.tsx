@@ -25,7 +25,14 @@ import {
 } from '../../accounts/profile.ts';
 import { listUserSessions, passwordRecentlyConfirmed } from '../../accounts/sessions.ts';
 import { idFromText, publicUser } from '../../accounts/store.ts';
-import { createOwnToken, listTokens, revokeToken } from '../../accounts/tokens.ts';
+import {
+  checkWithinCallersToken,
+  createOwnToken,
+  listTokens,
+  readTokenLimits,
+  revokeToken,
+  type TokenLimits,
+} from '../../accounts/tokens.ts';
 import { formInput } from '../../derive/form-values.ts';
 import { AppError, FieldErrorBag } from '../../errors.ts';
 import { user as userResource } from '../../resources/user.ts';
@@ -40,6 +47,7 @@ import {
   type ProfileForm,
   ProfilePage,
   RecoveryCodesPage,
+  TOKEN_EXPIRY_CHOICES,
   TokenCreatedPage,
   TwoFactorSetupPage,
 } from './views/profile.tsx';
@@ -58,6 +66,39 @@ const formOf = (request: FastifyRequest): Form => {
 /** A single text value of a form (a repeated or nested key is not one). */
 const str = (form: Form, name: string): string | undefined =>
   typeof form[name] === 'string' ? (form[name] as string) : undefined;
+
+/**
+ * Ticked boxes: one arrives as a string, several as {0: …, 1: …} (the query parser makes no arrays); the form's hidden
+ * empty value, which makes "none ticked" a value too, is left out.
+ */
+const ticked = (value: unknown): string[] =>
+  (value === undefined
+    ? []
+    : typeof value === 'object' && value !== null
+      ? Object.values(value).map(String)
+      : [String(value)]
+  ).filter((v) => v !== '');
+
+/**
+ * The new token's limits from the form: the ticked abilities, and the expiry as a period from now or the date typed
+ * ("On a date"); a date typed with another choice is a problem, not silently dropped.
+ */
+function tokenLimitsOf(form: Form, bag: FieldErrorBag): TokenLimits {
+  // A form without the boxes at all (a script's, an older page's) asks for all four, as the API's default is.
+  const boxes = form.abilities === undefined ? undefined : ticked(form.abilities);
+  if (boxes?.length === 0) bag.add('abilities', 'tick at least one: a token that may do nothing is of no use');
+  const { abilities } = boxes?.length ? readTokenLimits({ abilities: boxes }, bag) : {};
+  const choice = str(form, 'expires') ?? 'never';
+  const date = str(form, 'expires_at')?.trim() || undefined;
+  const days = TOKEN_EXPIRY_CHOICES.find((c) => c.value === choice)?.days;
+  let expiresAt: string | undefined;
+  if (choice === 'date') {
+    if (date) expiresAt = date;
+    else bag.add('expires_at', 'is required: choose the date the token stops working');
+  } else if (date) bag.add('expires_at', 'is used only with “On a date…”: choose it above, or clear the date');
+  else if (days) expiresAt = new Date(Date.now() + days * 24 * 60 * 60 * 1000).toISOString();
+  return { abilities, ...readTokenLimits({ expires_at: expiresAt }, bag) };
+}
 
 /** What was typed, for showing it again; passwords are never sent back. */
 const typed = (form: Form, names: readonly string[]): FormValues =>
@@ -262,7 +303,9 @@ export function profilePages(a: Accounts) {
       try {
         const bag = new FieldErrorBag();
         const name = text(form, 'name', bag);
+        const limits = tokenLimitsOf(form, bag);
         bag.throwIfAny();
+        checkWithinCallersToken(request.bearer, limits);
         const { token, info } = await createOwnToken(
           a,
           request.user!,
@@ -270,13 +313,18 @@ export function profilePages(a: Accounts) {
           name,
           str(form, 'password'),
           'web',
+          limits,
         );
         return sendPage(
           once(reply),
           <TokenCreatedPage ctx={pageContext(request, reply)} token={token} name={info.name} />,
         );
       } catch (error) {
-        return refused(request, reply, 'token', error, typed(form, ['name']));
+        const values = {
+          ...typed(form, ['name', 'expires', 'expires_at']),
+          abilities: ticked(form.abilities).join(','),
+        };
+        return refused(request, reply, 'token', error, values);
       }
     });
 

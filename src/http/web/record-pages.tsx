@@ -2,6 +2,7 @@
 // delete, and the inquiry state toggles. They call the same operations as the
 // JSON API; no SQL here.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ComponentChildren } from 'preact';
 import type { Database } from '../../db/connection.ts';
 import { formInput } from '../../derive/form-values.ts';
 import { AppError, type FieldErrors } from '../../errors.ts';
@@ -25,12 +26,13 @@ import { contextOf } from '../context.ts';
 import { pageContext, redirectWith, safeNext } from './context.ts';
 import type { KeptForms } from './kept-form.ts';
 import { listStateOf } from './list-pages.tsx';
+import { RevealPage } from './views/pages.tsx';
 import { listQueryOf, withoutEmptyParams } from './list-query.ts';
 import { filteredReferences } from './views/list-filters.tsx';
 import { sendFragment, sendPage } from './render.tsx';
 import { markSeen } from '../../records/notifications.ts';
 import { ChoiceOptions } from './views/form.tsx';
-import { type Flash, FlashMessage } from './views/layout.tsx';
+import { type Flash, FlashMessage, type PageContext } from './views/layout.tsx';
 import { LinkedRecord, linkToBase, sharedFields } from './views/linked.tsx';
 import {
   ActivityPanel,
@@ -114,7 +116,16 @@ const KEPT_NOTE = 'Your session had ended, so this was not saved. What you typed
 const fieldErrors = (error: unknown): FieldErrors | null =>
   error instanceof AppError && error.status === 422 ? (error.errors ?? { '': [error.detail] }) : null;
 
-export function recordPages(database: Database, resource: Resource, kept: KeptForms, trashDays: number) {
+/** More of a record's page under its fields, for one resource (a webhook's deliveries). */
+export type DetailExtra = (request: FastifyRequest, record: Row, page: PageContext) => Promise<ComponentChildren>;
+
+export function recordPages(
+  database: Database,
+  resource: Resource,
+  kept: KeptForms,
+  trashDays: number,
+  detailExtra?: DetailExtra,
+) {
   return async function plugin(app: FastifyInstance) {
     const csrf = { preHandler: app.csrfProtection };
     const choices = (rows: readonly Row[] = []) => referenceChoices(database, resource, rows);
@@ -211,11 +222,20 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
     app.post(base, csrf, async (request, reply) => {
       const form = (request.body ?? {}) as Form;
       try {
-        const { record, notice } = await createRecord(
+        const { record, notice, reveal } = await createRecord(
           ctxOf(request),
           resource,
           withDefaultDates(resource, formInput(resource, form)),
         );
+        if (reveal) {
+          const title = `${recordTitle(resource, record)} was created`;
+          const next = `${base}/${String(record.id)}`;
+          reply.header('cache-control', 'no-store');
+          return sendPage(
+            reply,
+            <RevealPage ctx={pageContext(request, reply)} title={title} reveal={reveal} next={next} />,
+          );
+        }
         return redirectWith(reply, `${base}/${String(record.id)}`, {
           kind: 'success',
           text: `${recordTitle(resource, record)} was created.${notice ? ` ${notice}` : ''}`,
@@ -289,7 +309,9 @@ export function recordPages(database: Database, resource: Resource, kept: KeptFo
           panels={panels}
           activity={activity}
           extra={
-            linked ? (
+            detailExtra ? (
+              await detailExtra(request, record, page)
+            ) : linked ? (
               <LinkedRecord
                 resource={resource}
                 record={record}

@@ -8,7 +8,16 @@ import { currentLabels, type Labels, STATE_WORDS, saveLabels } from '../../recor
 import { choicesOf } from '../../records/references.ts';
 import { dryRun } from '../../resources/assignment.ts';
 import { MATCH_KEYS } from '../../resources/assignment-rule.ts';
-import { assignmentRule, inquiry, intakeForm, recordResources, service, source, stage } from '../../resources/index.ts';
+import {
+  assignmentRule,
+  inquiry,
+  intakeForm,
+  recordResources,
+  service,
+  source,
+  stage,
+  webhook,
+} from '../../resources/index.ts';
 import { droppedCounts } from '../../resources/intake.ts';
 import { kinds } from '../../schema/kinds.ts';
 import { stateFieldsOf } from '../../schema/resource.ts';
@@ -186,6 +195,14 @@ export function settingsPage(database: Database) {
                 )}
               </p>
             ) : null}
+          </section>
+          <section class="card" id="webhooks" aria-labelledby="webhooks-heading">
+            <h2 id="webhooks-heading">Other programs</h2>
+            <p>
+              <a href={`/${webhook.name}`}>Webhooks</a>: tell a chat channel, an invoicing system or a dashboard about
+              new and changed contacts, inquiries, notes and tasks as they happen, signed as Standard Webhooks says,
+              retried for a day when the receiver is away. Each webhook's page shows what was sent and how it went.
+            </p>
           </section>
           <form method="post" action="/settings" class="card">
             <CsrfInput token={page.csrf} />

@@ -3,7 +3,7 @@
 // (the other forms stay as they were); secrets that are shown once (recovery
 // codes, a new token, a 2FA set-up key) get pages of their own.
 import type { Session } from '../../../accounts/sessions.ts';
-import type { TokenInfo } from '../../../accounts/tokens.ts';
+import { TOKEN_ABILITIES, type TokenAbility, type TokenInfo } from '../../../accounts/tokens.ts';
 import type { FieldErrors } from '../../../errors.ts';
 import type { Field } from '../../../schema/resource.ts';
 import { CsrfInput, FieldError, FieldInput } from './form.tsx';
@@ -58,6 +58,9 @@ export function inputId(form: ProfileForm, name: string): string {
 }
 
 const LABELS: Record<string, string> = {
+  abilities: 'What it may do',
+  expires_at: 'Expiry date',
+  expires: 'Expires',
   password: 'Password',
   current_password: 'Current password',
   code: 'Code',
@@ -547,6 +550,104 @@ function SessionsSection({ ctx, data, problem }: { ctx: PageContext; data: Profi
   );
 }
 
+/** A new token's expiry, as the form offers it: a period from now, or the date typed. */
+export const TOKEN_EXPIRY_CHOICES: readonly { value: string; label: string; days?: number }[] = [
+  { value: 'never', label: 'Never' },
+  { value: '30', label: 'In 30 days', days: 30 },
+  { value: '90', label: 'In 90 days', days: 90 },
+  { value: '365', label: 'In a year', days: 365 },
+  { value: 'date', label: 'On a date…' },
+];
+
+const ABILITY_LABELS: Record<TokenAbility, string> = {
+  read: 'Read',
+  create: 'Create',
+  update: 'Update',
+  delete: 'Delete',
+};
+
+/** When a token stops working: never, a date to come, or (in red) a date gone by. */
+function TokenExpiry({ token, locale }: { token: TokenInfo; locale: string }) {
+  if (!token.expires_at) return <>never expires</>;
+  if (Date.parse(token.expires_at) > Date.now())
+    return (
+      <>
+        expires <When iso={token.expires_at} locale={locale} />
+      </>
+    );
+  return (
+    <strong class="field-error">
+      expired <When iso={token.expires_at} locale={locale} />
+    </strong>
+  );
+}
+
+/** What a new token may do, all four ticked until the form comes back with the owner's choice. */
+function AbilityChoice({ problem }: { problem?: Problem }) {
+  const messages = problem?.errors.abilities;
+  const kept = problem?.values?.abilities;
+  const ticked = new Set(kept === undefined ? TOKEN_ABILITIES : kept.split(','));
+  const described = ['token-abilities-hint', messages?.length ? 'token-abilities-error' : ''].join(' ').trim();
+  return (
+    <fieldset class="field" aria-describedby={described}>
+      <legend>What it may do</legend>
+      <input type="hidden" name="abilities" value="" />
+      <div class="ticks">
+        {TOKEN_ABILITIES.map((ability, i) => (
+          <label>
+            <input
+              type="checkbox"
+              name="abilities"
+              value={ability}
+              checked={ticked.has(ability)}
+              id={i === 0 ? 'token-abilities' : undefined}
+              aria-invalid={messages?.length ? 'true' : undefined}
+              autoFocus={i === 0 && firstInvalid(problem) === 'abilities'}
+            />{' '}
+            {ABILITY_LABELS[ability]}
+          </label>
+        ))}
+      </div>
+      <p class="field-hint" id="token-abilities-hint">
+        Read sees records and lists; Create, Update and Delete change them. A script that only reports needs Read.
+      </p>
+      <FieldError id="token-abilities-error" messages={messages} />
+    </fieldset>
+  );
+}
+
+function ExpiryChoice({ problem }: { problem?: Problem }) {
+  const chosen = problem?.values?.expires ?? 'never';
+  const tomorrow = new Date(Date.now() + 24 * 60 * 60 * 1000).toISOString().slice(0, 10);
+  return (
+    <div class="form-grid">
+      <div class="field">
+        <label for="token-expires">Expires</label>
+        <select id="token-expires" name="expires" aria-describedby="token-expires-hint">
+          {TOKEN_EXPIRY_CHOICES.map((c) => (
+            <option value={c.value} selected={c.value === chosen}>
+              {c.label}
+            </option>
+          ))}
+        </select>
+        <p class="field-hint" id="token-expires-hint">
+          You get a mail a week before it expires.
+        </p>
+      </div>
+      <Input
+        form="token"
+        name="expires_at"
+        label="Expiry date (for “On a date…”)"
+        type="date"
+        value={problem?.values?.expires_at}
+        errors={problem?.errors}
+        autoFocus={firstInvalid(problem) === 'expires_at'}
+        hint={`It stops working at the start of that day (UTC); ${tomorrow} at the earliest.`}
+      />
+    </div>
+  );
+}
+
 function TokensSection({ ctx, data, problem }: { ctx: PageContext; data: ProfileData; problem?: Problem }) {
   const mine = problem?.form === 'token' ? problem : undefined;
   return (
@@ -560,10 +661,16 @@ function TokensSection({ ctx, data, problem }: { ctx: PageContext; data: Profile
           {data.tokens.map((t) => (
             <li>
               <div>
-                <strong>{t.name}</strong>
+                <strong>{t.name}</strong>{' '}
+                {t.abilities.map((ability) => (
+                  <>
+                    <span class="tag">{ABILITY_LABELS[ability]}</span>{' '}
+                  </>
+                ))}
                 <br />
                 <span class="muted">
-                  created <When iso={t.created_at} locale={ctx.locale} /> ·{' '}
+                  <TokenExpiry token={t} locale={ctx.locale} /> · created{' '}
+                  <When iso={t.created_at} locale={ctx.locale} /> ·{' '}
                   {t.last_used_at ? (
                     <>
                       last used <When iso={t.last_used_at} locale={ctx.locale} />
@@ -599,6 +706,8 @@ function TokensSection({ ctx, data, problem }: { ctx: PageContext; data: Profile
           autoFocus={firstInvalid(mine) === 'name'}
           hint="Say where it is used, e.g. “CRM sync script”."
         />
+        <AbilityChoice problem={mine} />
+        <ExpiryChoice problem={mine} />
         <ConfirmPassword form="token" data={data} problem={problem} />
         <FormError form="token" problem={problem} />
         <div class="actions">
