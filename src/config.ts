@@ -43,7 +43,7 @@ export interface Config {
   webhooksDnsServers?: string[];
   /** The first retry of a failed webhook delivery waits this long; each next one twice as long (at most an hour). */
   webhooksRetryBaseMs: number;
-  /** Webhook requests in flight at once (on the process that holds the scheduler's lease). */
+  /** Webhook requests in flight at once (on the process that holds the scheduler's lease); 0 pauses sending. */
   webhooksConcurrency: number;
 }
 
@@ -121,6 +121,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooksAllowPrivate: flag(env, 'WEBHOOKS_ALLOW_PRIVATE'),
     webhooksDnsServers: dnsServers(env, 'WEBHOOKS_DNS_SERVERS'),
     webhooksRetryBaseMs: number(env, 'WEBHOOKS_RETRY_BASE_MS', 5000, 10),
-    webhooksConcurrency: number(env, 'WEBHOOKS_CONCURRENCY', 16),
+    webhooksConcurrency: number(env, 'WEBHOOKS_CONCURRENCY', 16, 0),
   };
 }

@@ -8,32 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { type Database, openDatabase } from '../src/db/connection.ts';
 import { DIALECTS, type FreshDatabase, freshDatabase } from './helpers/database.ts';
-import { type Served, serveCli } from './helpers/process.ts';
+import { call, crash, type Served, serveCli } from './helpers/process.ts';
 import { type MailCatcher, startMailCatcher } from './helpers/smtp.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const password = 'a passphrase for the desk 42';
-
-async function call(base: string, method: string, url: string, token: string | null, json?: unknown) {
-  const res = await fetch(base + url, {
-    method,
-    headers: {
-      accept: 'application/json',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(json === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: json === undefined ? undefined : JSON.stringify(json),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: text ? JSON.parse(text) : null };
-}
-
-/** Kills a process at once, as a crash would, and waits until it is gone. */
-async function crash(served: Served): Promise<void> {
-  const exited = new Promise((resolve) => served.child.once('exit', resolve));
-  served.child.kill('SIGKILL');
-  await exited;
-}
 
 for (const dialect of DIALECTS) {
   describe(`the desk across processes (${dialect})`, { timeout: 240_000 }, () => {

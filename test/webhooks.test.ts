@@ -12,7 +12,12 @@ import { startApp, type TestApp } from './helpers/app.ts';
 import { type DnsStub, startDnsStub } from './helpers/dns-stub.ts';
 import { type Receiver, startReceiver, until } from './helpers/webhook-receiver.ts';
 
-const ENV = { WEBHOOKS_ALLOW_PRIVATE: 'true', SCHEDULER_TICK_MS: '100', WEBHOOKS_RETRY_BASE_MS: '20' };
+const ENV = {
+  WEBHOOKS_ALLOW_PRIVATE: 'true',
+  WEBHOOKS_CONCURRENCY: '16',
+  SCHEDULER_TICK_MS: '100',
+  WEBHOOKS_RETRY_BASE_MS: '20',
+};
 
 for (const dialect of DIALECTS) {
   describe(`webhooks (${dialect})`, { timeout: 180_000 }, () => {
@@ -330,6 +335,7 @@ for (const dialect of DIALECTS) {
           SCHEDULER_TICK_MS: '100',
           WEBHOOKS_RETRY_BASE_MS: '20',
           WEBHOOKS_ALLOW_PRIVATE: 'false',
+          WEBHOOKS_CONCURRENCY: '16',
           WEBHOOKS_DNS_SERVERS: dns.servers.join(','),
         },
       });

@@ -19,7 +19,11 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Updateable } from 'kysely';
 import type { Database, WebhookSettings } from '../db/connection.ts';
 import type { Executor, WebhookDeliveriesTable } from '../db/tables.ts';
+import { entryOf } from '../records/change-log.ts';
+import type { Context } from '../records/context.ts';
 import { notify } from '../records/notifications.ts';
+import { selectById, updateRow } from '../records/repository.ts';
+import { webhook } from '../resources/webhook.ts';
 import type { Resource } from '../schema/resource.ts';
 import type { Job } from '../scheduler.ts';
 import { collectEvents, ENTRIES_PER_READ } from './events.ts';
@@ -34,7 +38,7 @@ export interface Log {
 
 export interface DispatcherOptions {
   settings: WebhookSettings;
-  /** Requests in flight at most. */
+  /** Requests in flight at most; 0: nothing is sent (events still queue). */
   concurrency: number;
   /** The first retry's delay; each next one doubles. */
   retryBaseMs: number;
@@ -51,6 +55,9 @@ const MAX_DELAY_MS = 60 * 60 * 1000;
 const FAILING_DAYS = 3;
 /** How often the loop renews the lease (and stops when another process holds it). */
 const HELD_EVERY_MS = 2000;
+
+/** Who turns an endpoint off: the system, for nobody signed in. */
+const SYSTEM = (database: Database): Context => ({ database, via: 'system' });
 
 const delayOf = (base: number, attempt: number) => Math.min(base * 2 ** (attempt - 1), MAX_DELAY_MS);
 
@@ -290,14 +297,12 @@ export function webhookDispatcher(
     const reason = gone
       ? 'The endpoint answered 410 Gone.'
       : `The endpoint has failed every delivery for ${FAILING_DAYS} days.`;
-    const off = await trx
-      .updateTable('webhooks')
-      .set({ active: false, disabled_reason: reason, updated_at: at })
-      .where('id', '=', webhookId)
-      .where('active', '=', true)
-      .$if(!gone, (q) => q.where('failing_since', '<=', cutoff))
-      .executeTakeFirst();
-    if (Number(off.numUpdatedRows) === 0) return;
+    const before = await selectById(trx, webhook, webhookId, true);
+    const failingSince = before?.failing_since ? new Date(before.failing_since as string).toISOString() : at;
+    if (!before?.active || (!gone && failingSince > cutoff)) return;
+    // Turning it off is a change like an admin's, by the system: in its activity, with the reason.
+    const written = { active: false, disabled_reason: reason, updated_at: at };
+    await updateRow(trx, webhook, webhookId, written, entryOf(SYSTEM(database), webhook, 'updated', before, written));
     log.warn({ webhook: String(webhookId), reason }, 'a webhook endpoint was turned off');
     const admins = await trx
       .selectFrom('users')
@@ -320,7 +325,8 @@ export function webhookDispatcher(
     let checked = Date.now();
     while (!stopping.signal.aborted) {
       if (Date.now() - checked >= HELD_EVERY_MS) {
-        if (!(await held())) break;
+        // The database away counts as the lease lost: the scheduler starts the loop again once it holds it.
+        if (!(await held().catch(() => false))) break;
         checked = Date.now();
       }
       let read = 0;
@@ -362,9 +368,11 @@ export function webhookDispatcher(
       name: 'deliver webhooks',
       everyMs: 0,
       async run(_db, held) {
-        loop ??= pump(held).finally(() => {
-          loop = null;
-        });
+        loop ??= pump(held)
+          .catch((error: unknown) => log.error({ err: error }, 'the webhook dispatcher stopped; it starts again'))
+          .finally(() => {
+            loop = null;
+          });
       },
     },
     async stop() {

@@ -102,6 +102,23 @@ interface Endpoint {
  * asked for them, in one transaction with the cursor's advance; answers how many entries it read.
  */
 export async function collectEvents(db: Executor, resources: readonly Resource[]): Promise<number> {
+  // A look without a transaction first: most turns find nothing new, and on SQLite a transaction holds the one
+  // connection that every request shares.
+  const peek = await db
+    .selectFrom('webhook_cursor')
+    .select(['last_id', 'gaps'])
+    .where('name', '=', CURSOR)
+    .executeTakeFirst();
+  if (!peek) return 0;
+  if (peek.gaps === '[]') {
+    const newer = await db
+      .selectFrom('change_log')
+      .select('id')
+      .where('id', '>', BigInt(peek.last_id))
+      .limit(1)
+      .execute();
+    if (newer.length === 0) return 0;
+  }
   return db.transaction().execute(async (trx) => {
     const cursor = await trx.selectFrom('webhook_cursor').selectAll().where('name', '=', CURSOR).executeTakeFirst();
     if (!cursor) return 0;

@@ -22,7 +22,7 @@ describe('webhook pages in Chromium', { concurrency: false }, () => {
 
   before(async () => {
     app = await startApp(DIALECTS[0]!, {
-      env: { LOG_LEVEL: 'warn', WEBHOOKS_ALLOW_PRIVATE: 'true', SCHEDULER_TICK_MS: '100' },
+      env: { LOG_LEVEL: 'warn', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_CONCURRENCY: '16', SCHEDULER_TICK_MS: '100' },
     });
     browser = await launchBrowser();
     to = await startReceiver();

@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config.ts';
 import { type Database, openDatabase } from '../../src/db/connection.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Dialect } from '../../src/db/dialect.ts';
-import { type DnsStub, startDnsStub } from './dns-stub.ts';
+import { WEBHOOKS_STAY_HOME } from './loopback-dns.ts';
 import { freshDatabase } from './database.ts';
 import type { Json } from './json.ts';
 
@@ -76,22 +76,6 @@ export function toJson(value: unknown): string {
   );
 }
 
-let loopbackDns: Promise<DnsStub> | undefined;
-
-/**
- * Webhooks that a test makes without saying where they go (the generic record tests' sample URLs, example.org) reach
- * nothing outside the machine: every name resolves to 127.0.0.1 through a DNS stub, which private addresses being
- * allowed lets through, and nothing listens on its ports 80 and 443. Tests of the addresses set their own.
- */
-async function webhooksStayHome(): Promise<Record<string, string>> {
-  loopbackDns ??= startDnsStub({ '*': '127.0.0.1' }).then((stub) => {
-    stub.unref();
-    return stub;
-  });
-  const stub = await loopbackDns;
-  return { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_DNS_SERVERS: stub.servers.join(',') };
-}
-
 export async function startApp(
   dialect: Dialect,
   options: { env?: Record<string, string>; admin?: boolean } = {},
@@ -110,7 +94,7 @@ export async function startApp(
   const config = loadConfig({
     DATA_DIR: fresh.options.dataDir,
     LOG_LEVEL: 'info',
-    ...(await webhooksStayHome()),
+    ...WEBHOOKS_STAY_HOME,
     ...options.env,
   });
   const app: FastifyInstance = await buildApp({

@@ -2,6 +2,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { WEBHOOKS_STAY_HOME } from './loopback-dns.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/leadbook.js');
@@ -44,7 +45,7 @@ export interface Served {
 export async function serveCli(env: Record<string, string>, timeoutMs = 15_000, args: string[] = []): Promise<Served> {
   const port = await freePort();
   const child = spawn(process.execPath, [BIN, 'serve', ...args], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...process.env, ...WEBHOOKS_STAY_HOME, ...env, PORT: String(port), HOST: '127.0.0.1' },
     cwd: ROOT,
   });
   let output = '';
@@ -70,4 +71,26 @@ export async function serveCli(env: Record<string, string>, timeoutMs = 15_000, 
   }
   await stop();
   throw new Error(`leadbook serve did not answer /healthz within ${timeoutMs} ms:\n${output}`);
+}
+
+/** A JSON request to a served app (`base`), with a bearer token when given; the answer's status, text and JSON. */
+export async function call(base: string, method: string, url: string, token: string | null, json?: unknown) {
+  const res = await fetch(base + url, {
+    method,
+    headers: {
+      accept: 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: json === undefined ? undefined : JSON.stringify(json),
+  });
+  const text = await res.text();
+  return { status: res.status, text, body: text ? JSON.parse(text) : null };
+}
+
+/** Kills a process at once, as a crash would, and waits until it is gone. */
+export async function crash(served: Served): Promise<void> {
+  const exited = new Promise((resolve) => served.child.once('exit', resolve));
+  served.child.kill('SIGKILL');
+  await exited;
 }

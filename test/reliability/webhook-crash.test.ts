@@ -11,32 +11,12 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DIALECTS, type FreshDatabase, freshDatabase } from '../helpers/database.ts';
-import { type Served, serveCli } from '../helpers/process.ts';
+import { call, crash, type Served, serveCli } from '../helpers/process.ts';
 import { type Delivered, type Receiver, startReceiver, until } from '../helpers/webhook-receiver.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const password = 'a passphrase for the hooks 42';
 const KILLS = process.env.LEADBOOK_SOAK ? 50 : 10;
-
-async function call(base: string, method: string, url: string, token: string | null, json?: unknown) {
-  const res = await fetch(base + url, {
-    method,
-    headers: {
-      accept: 'application/json',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(json === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: json === undefined ? undefined : JSON.stringify(json),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: text ? JSON.parse(text) : null };
-}
-
-async function crash(served: Served): Promise<void> {
-  const exited = new Promise((resolve) => served.child.once('exit', resolve));
-  served.child.kill('SIGKILL');
-  await exited;
-}
 
 /** Each record's events as the receiver first accepted them: its step numbers (created: 0), in arrival order. */
 function stepsPerRecord(accepted: readonly Delivered[]): Map<number, number[]> {
@@ -83,6 +63,7 @@ for (const dialect of DIALECTS) {
         // A killed holder's lease runs out in 1.5 s, so the next process takes the deliveries over at once.
         SCHEDULER_LEASE_MS: '1500',
         WEBHOOKS_ALLOW_PRIVATE: 'true',
+        WEBHOOKS_CONCURRENCY: '16',
         WEBHOOKS_RETRY_BASE_MS: '20',
         ...(fresh.options.databaseUrl ? { DATABASE_URL: fresh.options.databaseUrl } : {}),
       };

@@ -9,6 +9,7 @@ import type { FreshDatabase } from '../../helpers/database.ts';
 import { freePort, ROOT } from '../../helpers/process.ts';
 import { compiledMain } from './compiled.ts';
 import type { Json } from '../../helpers/json.ts';
+import { WEBHOOKS_STAY_HOME } from '../../helpers/loopback-dns.ts';
 
 const BIN = path.join(ROOT, 'bin/leadbook.js');
 const WARM = path.join(import.meta.dirname, 'warm-start.mjs');
@@ -37,6 +38,7 @@ export function envOf(fresh: FreshDatabase, extra: Record<string, string> = {}):
     DATA_DIR: fresh.options.dataDir,
     DATABASE_URL: fresh.options.databaseUrl ?? '',
     LOG_LEVEL: 'warn',
+    ...WEBHOOKS_STAY_HOME,
     ...extra,
   };
 }
