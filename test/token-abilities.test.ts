@@ -388,7 +388,8 @@ for (const dialect of DIALECTS) {
 
     test('bad abilities or a past expiry are a 422 naming the field, through both doors that make tokens', async () => {
       const { password } = app.admin;
-      for (const abilities of [['read', 'admin'], [], 'read', [1]]) {
+      // 9007199254740993 arrives as a BigInt (a fuzz find: echoing it in the message once answered 500).
+      for (const abilities of [['read', 'admin'], [], 'read', [1], [9007199254740993n]]) {
         const reply = await app.post('/api/v1/me/tokens', { name: 'Bad', password, abilities });
         assertProblem(reply, 422, 'validation_failed', 'abilities');
       }

@@ -91,7 +91,8 @@ export function readTokenLimits(body: Record<string, unknown>, bag: FieldErrorBa
         // What was sent is echoed short: a message is no place for a megabyte of it.
         `must each be one of ${TOKEN_ABILITIES.join(', ')}; not ${unknown
           .slice(0, 3)
-          .map((u) => JSON.stringify(u)?.slice(0, 30))
+          // A 64-bit integer arrives as a BigInt, which JSON.stringify refuses: its digits then.
+          .map((u) => JSON.stringify(u, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))?.slice(0, 30))
           .join(', ')}`,
       );
     else limits.abilities = TOKEN_ABILITIES.filter((t) => abilities.includes(t));
