@@ -277,32 +277,26 @@ export function webhookDispatcher(
 
   /** An endpoint's health after an attempt: failing since when, and off when gone or failing for too long. */
   async function recordHealth(trx: Executor, webhookId: bigint, ok: boolean, gone: boolean, now: Date) {
-    if (ok) {
-      await trx
-        .updateTable('webhooks')
-        .set({ failing_since: null })
-        .where('id', '=', webhookId)
-        .where('failing_since', 'is not', null)
-        .execute();
-      return;
-    }
+    const before = await selectById(trx, webhook, webhookId, true);
+    if (!before) return;
     const at = now.toISOString();
-    await trx
-      .updateTable('webhooks')
-      .set({ failing_since: at })
-      .where('id', '=', webhookId)
-      .where('failing_since', 'is', null)
-      .execute();
+    const since = before.failing_since ? new Date(before.failing_since as string).toISOString() : null;
     const cutoff = new Date(now.getTime() - FAILING_DAYS * 24 * 60 * 60 * 1000).toISOString();
+    const turnedOff = !ok && Boolean(before.active) && (gone || (since ?? at) <= cutoff);
+    // Nothing to say: still working, or still failing since the same time.
+    if (ok ? since === null : since !== null && !turnedOff) return;
     const reason = gone
       ? 'The endpoint answered 410 Gone.'
       : `The endpoint has failed every delivery for ${FAILING_DAYS} days.`;
-    const before = await selectById(trx, webhook, webhookId, true);
-    const failingSince = before?.failing_since ? new Date(before.failing_since as string).toISOString() : at;
-    if (!before?.active || (!gone && failingSince > cutoff)) return;
-    // Turning it off is a change like an admin's, by the system: in its activity, with the reason.
-    const written = { active: false, disabled_reason: reason, updated_at: at };
+    const values = ok
+      ? { failing_since: null }
+      : turnedOff
+        ? { failing_since: since ?? at, active: false, disabled_reason: reason }
+        : { failing_since: at };
+    // Each change of its health is an update by the system, in its activity, like an admin's.
+    const written = { ...values, updated_at: at };
     await updateRow(trx, webhook, webhookId, written, entryOf(SYSTEM(database), webhook, 'updated', before, written));
+    if (!turnedOff) return;
     log.warn({ webhook: String(webhookId), reason }, 'a webhook endpoint was turned off');
     const admins = await trx
       .selectFrom('users')
