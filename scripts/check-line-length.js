@@ -12,7 +12,7 @@ import path from 'node:path';
 
 const MAX = 120;
 const EXTENSIONS = new Set(['.ts', '.tsx', '.js', '.mjs', '.cjs', '.md', '.css', '.sql']);
-const FROZEN = /(^|\/)src\/db\/migrations\/(\d{4}-[^/]+|lib\/v\d+\.ts)$/;
+const FROZEN = /(^|\/)src\/db\/migrations\/((mysql\/)?\d{4}-[^/]+|lib\/v\d+\.ts)$/;
 
 function* files(dir) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {

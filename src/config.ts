@@ -85,8 +85,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = number(env, 'PORT', 3000, 0);
   if (!Number.isInteger(port) || port > 65535) throw new Error(`PORT must be a port number, not ${env.PORT}`);
   const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new Error('DATABASE_URL must start with postgres:// (leave it unset for the SQLite file)');
+  if (databaseUrl && !/^(postgres(ql)?|mysql|mariadb):\/\//.test(databaseUrl)) {
+    throw new Error(
+      'DATABASE_URL must start with postgres://, mysql:// or mariadb:// (leave it unset for the SQLite file)',
+    );
   }
   const registration = (env.REGISTRATION || 'closed').toLowerCase();
   if (registration !== 'open' && registration !== 'closed')

@@ -362,7 +362,10 @@ for (const dialect of DIALECTS) {
     });
   });
 
-  describe(`the migration links the inquiries a database already holds (${dialect})`, () => {
+  // MariaDB starts from a baseline made after this migration (src/db/migrations/mysql/): no database of its holds
+  // inquiries from before it.
+  const history = dialect === 'mysql' ? { skip: 'MariaDB has no migration history before its baseline' } : {};
+  describe(`the migration links the inquiries a database already holds (${dialect})`, history, () => {
     let fresh: FreshDatabase;
     let database: Database;
     const printed: string[] = [];

@@ -17,7 +17,7 @@ import iconv from 'iconv-lite';
 import { sql } from 'kysely';
 import { seed } from '../src/cli/seed.ts';
 import { type Reply, startApp, type TestApp } from './helpers/app.ts';
-import { DIALECTS, PG_ADMIN_URL } from './helpers/database.ts';
+import { DIALECTS } from './helpers/database.ts';
 import type { Json } from './helpers/json.ts';
 import { runCli } from './helpers/process.ts';
 
@@ -136,15 +136,8 @@ async function assertStored(app: TestApp, rows: string[][]) {
 }
 
 /** DATA_DIR and DATABASE_URL of the app's own database, for the command line. */
-async function cliEnv(app: TestApp): Promise<Record<string, string>> {
-  let url = '';
-  if (app.dialect === 'postgres') {
-    const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(app.database.db);
-    const u = new URL(PG_ADMIN_URL);
-    u.pathname = `/${rows[0]!.name}`;
-    url = u.toString();
-  }
-  return { DATA_DIR: app.dataDir, DATABASE_URL: url, LOG_LEVEL: 'warn' };
+function cliEnv(app: TestApp): Record<string, string> {
+  return { DATA_DIR: app.dataDir, DATABASE_URL: app.databaseUrl ?? '', LOG_LEVEL: 'warn' };
 }
 
 for (const dialect of DIALECTS) {
@@ -601,7 +594,7 @@ for (const dialect of DIALECTS) {
       });
 
       test('leadbook import with --map, --dry-run, --upsert-by email; import:rollback', async (t) => {
-        const env = await cliEnv(app);
+        const env = cliEnv(app);
         const dir = fs.mkdtempSync(path.join(app.dataDir, 'cli-'));
         const first = path.join(dir, 'leads.csv');
         fs.writeFileSync(

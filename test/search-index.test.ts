@@ -127,9 +127,9 @@ for (const dialect of DIALECTS) {
     /** The same search as a plain scan of each field, written here without the index. */
     async function scan(words: string[]): Promise<string[]> {
       const contains = (column: string, word: string): Expression<SqlBool> =>
-        dialect === 'postgres'
-          ? sql<SqlBool>`lower(${sql.ref(column)}) like lower(${`%${word.replace(/[\\%_]/g, '\\$&')}%`}) escape '\\'`
-          : sql<SqlBool>`instr(lb_fold(${sql.ref(column)}), ${word.toLowerCase()}) > 0`;
+        dialect === 'sqlite'
+          ? sql<SqlBool>`instr(lb_fold(${sql.ref(column)}), ${word.toLowerCase()}) > 0`
+          : sql<SqlBool>`position(lower(${word}) in lower(${sql.ref(column)})) > 0`;
       const rows = await app.database.db
         .selectFrom('contacts')
         .select('id')

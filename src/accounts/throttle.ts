@@ -19,15 +19,20 @@ export function databaseStore(database: Database) {
     const now = Date.now();
     await sweep(now);
     // A hit is a write: on SQLite it joins the group commit of the writes waiting with it.
-    const result = await groupedTransaction(database, (trx) =>
-      sql<{ hits: number | bigint; reset_at: number | bigint | string }>`
-      insert into rate_limits (key, hits, reset_at) values (${key}, 1, ${now + windowMs})
-      on conflict (key) do update set
-        hits = case when rate_limits.reset_at <= ${now} then 1 else rate_limits.hits + 1 end,
-        reset_at = case when rate_limits.reset_at <= ${now} then ${now + windowMs} else rate_limits.reset_at end
-      returning hits, reset_at`.execute(trx),
+    const restarts = sql<boolean>`rate_limits.reset_at <= ${now}`;
+    const row = await groupedTransaction(database, (trx) =>
+      trx
+        .insertInto('rate_limits')
+        .values({ key, hits: 1, reset_at: now + windowMs })
+        .onConflict((oc) =>
+          oc.column('key').doUpdateSet({
+            hits: sql`case when ${restarts} then 1 else rate_limits.hits + 1 end`,
+            reset_at: sql`case when ${restarts} then ${now + windowMs} else rate_limits.reset_at end`,
+          }),
+        )
+        .returning(['hits', 'reset_at'])
+        .executeTakeFirstOrThrow(),
     );
-    const row = result.rows[0]!;
     return { current: Number(row.hits), ttl: Math.max(0, Number(row.reset_at) - now) };
   }
 

@@ -29,7 +29,7 @@ const program = new Command('leadbook')
 Settings come from the environment:
   PORT, HOST      where to listen (default 127.0.0.1:3000)
   DATA_DIR        where the SQLite file lives (default ./data)
-  DATABASE_URL    postgres://… to use PostgreSQL instead of SQLite
+  DATABASE_URL    postgres://… (PostgreSQL) or mysql://… (MariaDB, MySQL) instead of SQLite
   APP_KEY         base64 of 32 bytes (default: generated once into DATA_DIR/app.key)
   APP_URL         the address in mailed links (default http://HOST:PORT)
   SMTP_URL        smtp://… to send mail (default: .eml files in DATA_DIR/mail)

@@ -8,8 +8,15 @@ import {
   type Driver,
   Kysely,
   type LogEvent,
+  type DialectAdapter,
+  MysqlAdapter,
+  MysqlDialect,
+  type MysqlPool,
+  MysqlQueryCompiler,
+  type OnConflictNode,
   PostgresDialect,
   type QueryCompiler,
+  type ReferenceNode,
   type SelectQueryNode,
   SqliteDialect,
   type SqliteDatabase,
@@ -18,6 +25,7 @@ import {
   sql,
 } from 'kysely';
 import { createRequire } from 'node:module';
+import type mysql from 'mysql2';
 import type pg from 'pg';
 import type { Dialect } from './dialect.ts';
 import type { DB } from './tables.ts';
@@ -114,6 +122,126 @@ function openPostgres(url: string): Database {
     },
     close: () => db.destroy(),
     poolUse: () => ({ max: POOL_MAX, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  };
+  return database;
+}
+
+/** An instant as the app writes it (`Date#toISOString`), which MariaDB refuses for a DATETIME column. */
+const ISO_INSTANT = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)Z$/;
+
+/**
+ * MariaDB reads `2026-01-02 03:04:05.678` as a DATETIME and refuses the ISO form with its `T` and `Z`; instants are
+ * kept in UTC, so the form only changes its spelling. A text field holding exactly such an instant is stored in the
+ * same spelling (see db/README.md).
+ */
+const mysqlParameter = (value: unknown) =>
+  typeof value === 'string' && ISO_INSTANT.test(value) ? value.replace(ISO_INSTANT, '$1 $2') : value;
+
+/**
+ * `on conflict` spelled the MySQL way, so that an upsert is written once for every database: `do update set` becomes
+ * `on duplicate key update` with `excluded.x` as `values(x)`, and `do nothing` assigns a key column to itself. The
+ * conflict target is whichever unique key the row meets (each table here has the one the other dialects name).
+ */
+class MysqlUpsertCompiler extends MysqlQueryCompiler {
+  protected override visitOnConflict(node: OnConflictNode): void {
+    if (node.updateWhere || (!node.doNothing && !node.updates?.length))
+      throw new Error('MariaDB has no conditional upsert');
+    this.append('on duplicate key update ');
+    if (node.updates?.length) {
+      this.compileList(node.updates);
+      return;
+    }
+    const column = node.columns?.[0];
+    if (!column) throw new Error('an upsert that does nothing names its key column');
+    this.visitNode(column);
+    this.append(' = ');
+    this.visitNode(column);
+  }
+
+  protected override visitReference(node: ReferenceNode): void {
+    const table = node.table?.table.identifier.name;
+    if (table !== 'excluded') {
+      super.visitReference(node);
+      return;
+    }
+    this.append('values(');
+    this.visitNode(node.column);
+    this.append(')');
+  }
+}
+
+/** MariaDB answers INSERT and DELETE … RETURNING (10.5 and later), which Kysely assumes MySQL cannot. */
+class ReturningMysqlAdapter extends MysqlAdapter {
+  override get supportsReturning(): boolean {
+    return true;
+  }
+}
+
+class MariadbDialect extends MysqlDialect {
+  override createQueryCompiler(): QueryCompiler {
+    return new MysqlUpsertCompiler();
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new ReturningMysqlAdapter();
+  }
+}
+
+/**
+ * MariaDB or MySQL through mysql2. Connections speak UTC and utf8mb4; 64-bit integers arrive as digit strings (as
+ * from pg), DATETIME as a Date read as UTC, and `boolean` (tinyint(1)) as a boolean.
+ */
+function openMysql(url: string): Database {
+  const { createPool } = createRequire(import.meta.url)('mysql2') as typeof mysql;
+  const pool = createPool({
+    uri: url.replace(/^mariadb:/, 'mysql:'),
+    connectionLimit: POOL_MAX,
+    connectTimeout: 2000,
+    enableKeepAlive: true,
+    charset: 'UTF8MB4_BIN',
+    timezone: 'Z',
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    typeCast: (field, next) => {
+      if (field.type !== 'TINY' || field.length !== 1) return next();
+      const text = field.string();
+      return text === null ? null : text === '1';
+    },
+  });
+  // READ COMMITTED, as on PostgreSQL: a statement after a lock wait (a rule's turn, the scheduler's lease) sees what
+  // was committed meanwhile; InnoDB's default would show the transaction's first snapshot.
+  pool.on('connection', (connection) => {
+    connection.query("set time_zone = '+00:00'");
+    connection.query('set session transaction isolation level read committed');
+  });
+  // Kysely hands each statement's parameters to the connection's query(); instants are respelled on the way.
+  const respelled = new WeakSet<object>();
+  const kyselyPool: MysqlPool = {
+    getConnection(callback) {
+      pool.getConnection((error, connection) => {
+        if (connection && !respelled.has(connection)) {
+          respelled.add(connection);
+          const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
+          (connection as { query: unknown }).query = (text: string, values: unknown, ...rest: unknown[]) =>
+            query(text, Array.isArray(values) ? values.map(mysqlParameter) : values, ...rest);
+        }
+        callback(error, connection as never);
+      });
+    },
+    end: (callback) => pool.end(callback),
+  };
+  let database: Database | undefined;
+  const db = new Kysely<DB>({
+    dialect: new MariadbDialect({ pool: kyselyPool }),
+    log: (event) => timeQuery(database, event),
+  });
+  database = {
+    db,
+    dialect: 'mysql',
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
   };
   return database;
 }
@@ -231,7 +359,12 @@ function openSqlite(dataDir: string): Database {
 }
 
 export function openDatabase(options: DatabaseOptions): Database {
-  const database = options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.dataDir);
+  const url = options.databaseUrl;
+  const database = !url
+    ? openSqlite(options.dataDir)
+    : /^(mysql|mariadb):/.test(url)
+      ? openMysql(url)
+      : openPostgres(url);
   database.defaultCountry = options.defaultCountry;
   return database;
 }

@@ -1,7 +1,7 @@
 // SQL whose spelling differs between SQLite and PostgreSQL. The callers
 // (records, accounts) hand over the database or transaction they query; the
 // dialect is read from it here and never leaves db/.
-import { type Expression, type Kysely, type RawBuilder, type SqlBool, SqliteAdapter, sql } from 'kysely';
+import { type Expression, type Kysely, MysqlAdapter, type RawBuilder, type SqlBool, SqliteAdapter, sql } from 'kysely';
 import type { ColumnVariant } from '../schema/kinds.ts';
 
 /** The databases Leadbook runs on: those the field kinds spell their columns for. */
@@ -15,7 +15,9 @@ export type Dialect = ColumnVariant;
 export const writesWithEntryAtOnce = <T>(db: Kysely<T>) => dialectOf(db) === 'postgres';
 
 export function dialectOf<T>(db: Kysely<T>): Dialect {
-  return db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
+  const { adapter } = db.getExecutor();
+  if (adapter instanceof SqliteAdapter) return 'sqlite';
+  return adapter instanceof MysqlAdapter ? 'mysql' : 'postgres';
 }
 
 /**
@@ -32,6 +34,13 @@ export function inValues<T>(
   return sql<SqlBool>`${expression} in (${sql.join(values)})`;
 }
 
+/** `column IS DISTINCT FROM value`: unequal, with NULL a value like any other (MariaDB spells it `NOT <=>`). */
+export function distinctFrom<T>(db: Kysely<T>, column: string, value: unknown): Expression<SqlBool> {
+  return dialectOf(db) === 'mysql'
+    ? sql<SqlBool>`not (${sql.ref(column)} <=> ${value})`
+    : sql<SqlBool>`${sql.ref(column)} is distinct from ${value}`;
+}
+
 const LIKE_SPECIAL = /[\\%_]/g;
 
 /**
@@ -42,10 +51,13 @@ const LIKE_SPECIAL = /[\\%_]/g;
  * SQLite: its lower() and LIKE fold only ASCII, so lb_fold lower-cases.
  */
 export function containsText<T>(db: Kysely<T>, column: string, term: string, lowered = false): Expression<SqlBool> {
-  if (dialectOf(db) === 'postgres') {
+  const dialect = dialectOf(db);
+  if (dialect !== 'sqlite') {
     const pattern = `%${term.replace(LIKE_SPECIAL, '\\$&')}%`;
     const text = lowered ? sql.ref(column) : sql`lower(${sql.ref(column)})`;
-    return sql<SqlBool>`${text} like lower(${pattern}) escape '\\'`;
+    // MariaDB reads a backslash in a literal as an escape, so its one backslash is written twice.
+    const escapeChar = dialect === 'mysql' ? sql.raw(`'\\\\'`) : sql.raw(`'\\'`);
+    return sql<SqlBool>`${text} like lower(${pattern}) escape ${escapeChar}`;
   }
   return sql<SqlBool>`instr(lb_fold(${sql.ref(column)}), ${term.toLowerCase()}) > 0`;
 }
@@ -57,6 +69,19 @@ export function containsText<T>(db: Kysely<T>, column: string, term: string, low
  * the newest rows and testing each. SQLite's FTS5 index gives its matches in rowid order already.
  */
 export const searchReadsEveryMatch = <T>(db: Kysely<T>) => dialectOf(db) === 'postgres';
+
+const UNIQUE_VIOLATION = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'ER_DUP_ENTRY']);
+const FOREIGN_KEY_VIOLATION = new Set([
+  '23503',
+  'SQLITE_CONSTRAINT_FOREIGNKEY',
+  'ER_NO_REFERENCED_ROW_2',
+  'ER_ROW_IS_REFERENCED_2',
+]);
+const codeOf = (error: unknown) => (error as { code?: string } | null)?.code ?? '';
+/** Whether a statement failed on a unique key (or primary key) that another row holds. */
+export const isUniqueViolation = (error: unknown) => UNIQUE_VIOLATION.has(codeOf(error));
+/** Whether a statement failed on a foreign key: a reference to no row, or a row still referenced. */
+export const isForeignKeyViolation = (error: unknown) => FOREIGN_KEY_VIOLATION.has(codeOf(error));
 
 /** Words long enough for a trigram index (three characters). */
 export const indexable = (word: string) => [...word].length >= 3;
@@ -80,7 +105,7 @@ export function matchesWords<T>(
   columns: readonly string[],
   words: readonly string[],
 ): Expression<SqlBool> {
-  if (dialectOf(db) === 'postgres')
+  if (dialectOf(db) !== 'sqlite')
     return sql<SqlBool>`(${sql.join(
       words.map((w) => containsText(db, 'search_text', w, true)),
       sql` and `,
@@ -118,13 +143,18 @@ export async function countWordMatches<T>(db: Kysely<T>, table: string, words: r
 }
 
 /**
- * NULL is the smallest value on both databases, whatever the direction. A
- * column that cannot hold NULL is ordered plainly: PostgreSQL would otherwise
- * not walk its index backwards for `desc nulls last` (its primary key, say).
+ * NULL is the smallest value on every database, whatever the direction (MariaDB's own order, which it cannot be
+ * told). A column that cannot hold NULL is ordered plainly: PostgreSQL would otherwise not walk its index backwards
+ * for `desc nulls last` (its primary key, say).
  */
-export function orderTerm(column: string | Expression<unknown>, desc: boolean, nullable = true): RawBuilder<unknown> {
+export function orderTerm<T>(
+  db: Kysely<T>,
+  column: string | Expression<unknown>,
+  desc: boolean,
+  nullable = true,
+): RawBuilder<unknown> {
   const ref = typeof column === 'string' ? sql.ref(column) : column;
-  if (!nullable) return desc ? sql`${ref} desc` : sql`${ref} asc`;
+  if (!nullable || dialectOf(db) === 'mysql') return desc ? sql`${ref} desc` : sql`${ref} asc`;
   return desc ? sql`${ref} desc nulls last` : sql`${ref} asc nulls first`;
 }
 

@@ -1,6 +1,7 @@
 // The operations on records. The JSON API and the web pages both call these;
 // neither talks to the database directly. Each write runs in one transaction.
 import { sql } from 'kysely';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/dialect.ts';
 import { asRecordTables, type Executor } from '../db/tables.ts';
 import { groupedTransaction } from '../db/group-commit.ts';
 import { AppError, type FieldErrors, notFound } from '../errors.ts';
@@ -85,12 +86,6 @@ export function authorizePick(ctx: Context, resource: Resource): Actor {
   if (resource.referencedBy.some((r) => may(ctx.actor, r.resource, 'read'))) return ctx.actor;
   return authorize(ctx, resource);
 }
-
-const UNIQUE_VIOLATION = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE']);
-const FOREIGN_KEY_VIOLATION = new Set(['23503', 'SQLITE_CONSTRAINT_FOREIGNKEY']);
-const codeOf = (error: unknown) => (error as { code?: string } | null)?.code ?? '';
-const isUniqueViolation = (error: unknown) => UNIQUE_VIOLATION.has(codeOf(error));
-const isForeignKeyViolation = (error: unknown) => FOREIGN_KEY_VIOLATION.has(codeOf(error));
 
 /** Each reference in `values` that names no record (or work assigned to a deactivated user), as field errors. */
 async function missingReferences(trx: Executor, resource: Resource, values: Row): Promise<FieldErrors | null> {

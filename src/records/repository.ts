@@ -9,6 +9,7 @@ import {
   searchReadsEveryMatch,
   wordsCountable,
   matchesWords,
+  distinctFrom,
   orderTerm,
   writesWithEntryAtOnce,
   inValues,
@@ -63,7 +64,7 @@ function filterExpression(eb: EB, db: Executor, { field, op, value }: Filter): E
     }
     // "Not equal" keeps rows where the field is empty, as a person reading the list expects.
     case 'ne':
-      return eb(col, 'is distinct from', v(value));
+      return distinctFrom(db, col, v(value));
     case 'eq':
       return value === null ? eb(col, 'is', null) : eb(col, '=', v(value));
     default:
@@ -240,7 +241,7 @@ function orderedRows(db: Executor, resource: Resource, plan: ListPlan, fields: r
     .select(fields.map((f) => f.name))
     .where(whereClause(db, resource, plan));
   for (const { field, desc } of plan.sort)
-    query = query.orderBy(orderTerm(sortColumn(db, field), desc, (field.sortBy ?? field).nullable));
+    query = query.orderBy(orderTerm(db, sortColumn(db, field), desc, (field.sortBy ?? field).nullable));
   return query;
 }
 
@@ -490,7 +491,7 @@ export async function selectIds(db: Executor, resource: Resource, plan: ListPlan
     .select(pk)
     .where(whereClause(db, resource, plan));
   for (const { field, desc } of plan.sort)
-    query = query.orderBy(orderTerm(sortColumn(db, field), desc, (field.sortBy ?? field).nullable));
+    query = query.orderBy(orderTerm(db, sortColumn(db, field), desc, (field.sortBy ?? field).nullable));
   const rows = await query.limit(limit).execute();
   return rows.map((row) => BigInt(row[pk] as string | bigint));
 }

@@ -5,7 +5,6 @@
 // before the pick is read, so that arrivals on any number of processes take
 // turns one after another and a count of open inquiries is never read stale by
 // two of them at once. A dry run reads the same without taking a turn.
-import { dialectOf } from '../db/dialect.ts';
 import type { Executor } from '../db/tables.ts';
 import { AppError, type FieldErrors } from '../errors.ts';
 import { recordExists, type Row } from '../records/repository.ts';
@@ -67,7 +66,7 @@ async function pick(trx: Executor, rule: Rule, take: boolean): Promise<bigint | 
     .selectFrom('assignment_turns')
     .select('last_user_id')
     .where('rule_id', '=', ruleId)
-    .$if(take && dialectOf(trx) === 'postgres', (q) => q.forUpdate())
+    .$if(take, (q) => q.forUpdate())
     .executeTakeFirst();
   const active = new Set(
     (

@@ -11,6 +11,7 @@
 // create nothing; another body is refused.
 import { AppError, FieldErrorBag } from '../errors.ts';
 import type { Database } from '../db/connection.ts';
+import { isUniqueViolation } from '../db/dialect.ts';
 import type { Executor } from '../db/tables.ts';
 import { createRecord } from '../records/operations.ts';
 import type { Row } from '../records/repository.ts';
@@ -120,13 +121,16 @@ class KeyTaken extends Error {}
 
 /** Stores the key of this submission unless it is there already (then KeyTaken rolls the create back). */
 async function keep(trx: Executor, form: IntakeForm, key: string, hash: string, reference: string): Promise<void> {
-  const kept = await trx
-    .insertInto('idempotency_keys')
-    .values({ scope: `intake:${form.slug}`, key, body_hash: hash, reference, created_at: new Date().toISOString() })
-    .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
-    .returning('key')
-    .executeTakeFirst();
-  if (!kept) throw new KeyTaken();
+  // A plain insert that a key already kept refuses: MariaDB answers an upsert's RETURNING with the row it kept.
+  try {
+    await trx
+      .insertInto('idempotency_keys')
+      .values({ scope: `intake:${form.slug}`, key, body_hash: hash, reference, created_at: new Date().toISOString() })
+      .execute();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new KeyTaken();
+    throw error;
+  }
 }
 
 /** The answer kept for this key within the last 24 hours, if any: its reference, and the hash of its body. */

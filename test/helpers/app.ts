@@ -45,6 +45,8 @@ export interface TestApp {
   dialect: Dialect;
   database: Database;
   dataDir: string;
+  /** The database's URL (none for SQLite, whose file is in dataDir). */
+  databaseUrl?: string;
   /** Every route with the rule of who may call it (src/http/access.ts). */
   routes: readonly DeclaredRoute[];
   /** Everything the app logged. */
@@ -165,6 +167,7 @@ export async function startApp(
     database,
     routes: declaredRoutes(app),
     dataDir: fresh.options.dataDir,
+    databaseUrl: fresh.options.databaseUrl,
     logs,
     responses,
     admin,

@@ -1,9 +1,10 @@
 // A fresh database for each test run, on each dialect: a temporary SQLite
-// directory, or a new PostgreSQL database dropped afterwards.
+// directory, or a new PostgreSQL or MariaDB database dropped afterwards.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { DatabaseOptions } from '../../src/db/connection.ts';
 import type { Dialect } from '../../src/db/dialect.ts';
@@ -12,10 +13,22 @@ import type { Dialect } from '../../src/db/dialect.ts';
 export const DIALECTS: Dialect[] = (process.env.LEADBOOK_TEST_DIALECTS ?? 'sqlite,postgres')
   .split(',')
   .map((d) => d.trim())
-  .filter((d): d is Dialect => d === 'sqlite' || d === 'postgres');
+  .filter((d): d is Dialect => d === 'sqlite' || d === 'postgres' || d === 'mysql');
 
 /** An admin connection to the PostgreSQL server; tests create their databases through it. */
 export const PG_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** An admin connection to the MariaDB (or MySQL) server. */
+export const MYSQL_ADMIN_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+
+async function mysqlAdminQuery(text: string): Promise<void> {
+  const connection = await mysql.createConnection(MYSQL_ADMIN_URL);
+  try {
+    await connection.query(text);
+  } finally {
+    await connection.end();
+  }
+}
 
 export interface FreshDatabase {
   options: DatabaseOptions;
@@ -37,6 +50,18 @@ export async function freshDatabase(dialect: Dialect): Promise<FreshDatabase> {
   const removeDir = () => fs.rmSync(dataDir, { recursive: true, force: true });
   if (dialect === 'sqlite') return { options: { dataDir }, drop: async () => removeDir() };
   const name = `leadbook_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  if (dialect === 'mysql') {
+    await mysqlAdminQuery(`create database ${name} character set utf8mb4 collate utf8mb4_bin`);
+    const url = new URL(MYSQL_ADMIN_URL);
+    url.pathname = `/${name}`;
+    return {
+      options: { dataDir, databaseUrl: url.toString() },
+      drop: async () => {
+        removeDir();
+        await mysqlAdminQuery(`drop database if exists ${name}`);
+      },
+    };
+  }
   await adminQuery(
     `create database ${name} template template0 encoding 'UTF8' lc_collate 'C.UTF-8' lc_ctype 'C.UTF-8'`,
   );
