@@ -13,7 +13,15 @@ import {
   MysqlDialect,
   type MysqlPool,
   MysqlQueryCompiler,
+  type KyselyPlugin,
   type OnConflictNode,
+  OperationNodeTransformer,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  TableNode,
+  type UnknownRow,
   PostgresDialect,
   type QueryCompiler,
   type ReferenceNode,
@@ -45,7 +53,7 @@ export interface Database {
   defaultCountry?: string;
   /** Told each statement's time in milliseconds, failed ones too: the metrics of the app built on it (`timeQuery`). */
   onQuery?: (ms: number) => void;
-  /** The connection pool's use now, where there is one (PostgreSQL; SQLite has one connection). */
+  /** The connection pool's use now, where there is one (PostgreSQL, MariaDB; SQLite has one connection). */
   poolUse?(): PoolUse;
   /** How webhook endpoints are reached and their secrets kept (set by the app: the settings and the app key). */
   webhooks?: WebhookSettings;
@@ -170,6 +178,35 @@ class MysqlUpsertCompiler extends MysqlQueryCompiler {
   }
 }
 
+/**
+ * The tables of Leadbook's own that a Laravel database has under the same names and another shape: on MariaDB they
+ * are called `leadbook_…` (the baseline), so that Leadbook can move into the original service's database beside them.
+ * Code names them as on the other databases; this plugin renames them in every query.
+ */
+export const MYSQL_RENAMED_TABLES: Readonly<Record<string, string>> = {
+  sessions: 'leadbook_sessions',
+  personal_access_tokens: 'leadbook_personal_access_tokens',
+  password_resets: 'leadbook_password_resets',
+};
+
+class TableRenamer extends OperationNodeTransformer {
+  protected override transformTable(node: TableNode): TableNode {
+    const renamed = MYSQL_RENAMED_TABLES[node.table.identifier.name];
+    if (!renamed || node.table.schema) return super.transformTable(node);
+    return TableNode.create(renamed);
+  }
+}
+
+class RenameTablesPlugin implements KyselyPlugin {
+  readonly #renamer = new TableRenamer();
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return this.#renamer.transformNode(args.node);
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
+
 /** MariaDB answers INSERT and DELETE … RETURNING (10.5 and later), which Kysely assumes MySQL cannot. */
 class ReturningMysqlAdapter extends MysqlAdapter {
   override get supportsReturning(): boolean {
@@ -185,6 +222,19 @@ class MariadbDialect extends MysqlDialect {
   override createAdapter(): DialectAdapter {
     return new ReturningMysqlAdapter();
   }
+}
+
+/** The queues mysql2's pool keeps: it has no public count of its connections, so the metrics read these. */
+type MysqlPoolQueues = Record<'_allConnections' | '_freeConnections' | '_connectionQueue', { length: number }>;
+
+function mysqlPoolUse(pool: mysql.Pool): PoolUse {
+  const queues = pool as unknown as MysqlPoolQueues;
+  return {
+    max: POOL_MAX,
+    total: queues._allConnections.length,
+    idle: queues._freeConnections.length,
+    waiting: queues._connectionQueue.length,
+  };
 }
 
 /**
@@ -233,6 +283,7 @@ function openMysql(url: string): Database {
   let database: Database | undefined;
   const db = new Kysely<DB>({
     dialect: new MariadbDialect({ pool: kyselyPool }),
+    plugins: [new RenameTablesPlugin()],
     log: (event) => timeQuery(database, event),
   });
   database = {
@@ -242,6 +293,7 @@ function openMysql(url: string): Database {
       await sql`select 1`.execute(db);
     },
     close: () => db.destroy(),
+    poolUse: () => mysqlPoolUse(pool),
   };
   return database;
 }

@@ -9,6 +9,9 @@
 // - the search text is a stored generated column read by LIKE (MariaDB has no n-gram full-text parser);
 // - `nulls first` is MariaDB's own order for an ascending index, so the sort indexes say nothing about NULL;
 // - the row counters of record_counts are kept by row triggers on one shard;
+// - `sessions`, `personal_access_tokens` and `password_resets` are called `leadbook_…`: a Laravel database has tables
+//   of those names and other shapes, beside which Leadbook moves in (`leadbook takeover`); the connection renames them
+//   in every query;
 // - the rows the earlier migrations put into an empty database: the default pipeline and the webhook cursor.
 import { type Kysely, sql } from 'kysely';
 
@@ -235,13 +238,13 @@ const STATEMENTS = [
       primary key (id),
       unique key notifications_dedupe_key (dedupe)
     ) default charset=utf8mb4 collate=utf8mb4_bin`,
-  `create table password_resets (
+  `create table leadbook_password_resets (
       user_id bigint not null,
       token_hash varchar(64) not null,
       created_at datetime(3) not null,
       primary key (user_id)
     ) default charset=utf8mb4 collate=utf8mb4_bin`,
-  `create table personal_access_tokens (
+  `create table leadbook_personal_access_tokens (
       id bigint not null auto_increment,
       user_id bigint not null,
       name varchar(255) not null,
@@ -275,7 +278,7 @@ const STATEMENTS = [
       search_text longtext as (lower(concat_ws(char(10 using utf8mb4), coalesce(name, '')))) stored,
       primary key (id)
     ) default charset=utf8mb4 collate=utf8mb4_bin`,
-  `create table sessions (
+  `create table leadbook_sessions (
       id varchar(32) not null,
       token_hash varchar(64) not null,
       user_id bigint not null,
@@ -473,12 +476,12 @@ const STATEMENTS = [
   `create index notifications_mail on notifications (id)`,
   `create index notifications_unread on notifications (user_id)`,
   `create index notifications_user on notifications (user_id, id)`,
-  `create index personal_access_tokens_expires_at on personal_access_tokens (expires_at)`,
-  `create index personal_access_tokens_user_id on personal_access_tokens (user_id)`,
+  `create index personal_access_tokens_expires_at on leadbook_personal_access_tokens (expires_at)`,
+  `create index personal_access_tokens_user_id on leadbook_personal_access_tokens (user_id)`,
   `create index services_name_id on services (name, id)`,
   `alter table services add column name_lower varchar(255) as (lower(name)) virtual`,
   `create unique index services_name_lower on services (name_lower)`,
-  `create index sessions_user_id on sessions (user_id)`,
+  `create index sessions_user_id on leadbook_sessions (user_id)`,
   `create index sources_name_id on sources (name, id)`,
   `alter table sources add column name_lower varchar(255) as (lower(name)) virtual`,
   `create unique index sources_name_lower on sources (name_lower)`,
@@ -525,9 +528,9 @@ const STATEMENTS = [
   `alter table notes add constraint notes_created_by_fkey foreign key (created_by) references users (id) on delete set null`,
   `alter table notes add constraint notes_inquiry_id_fkey foreign key (inquiry_id) references inquiries (id) on delete cascade`,
   `alter table notifications add constraint notifications_user_id_fkey foreign key (user_id) references users (id) on delete cascade`,
-  `alter table password_resets add constraint password_resets_user_id_fkey foreign key (user_id) references users (id) on delete cascade`,
-  `alter table personal_access_tokens add constraint personal_access_tokens_user_id_fkey foreign key (user_id) references users (id) on delete cascade`,
-  `alter table sessions add constraint sessions_user_id_fkey foreign key (user_id) references users (id) on delete cascade`,
+  `alter table leadbook_password_resets add constraint password_resets_user_id_fkey foreign key (user_id) references users (id) on delete cascade`,
+  `alter table leadbook_personal_access_tokens add constraint personal_access_tokens_user_id_fkey foreign key (user_id) references users (id) on delete cascade`,
+  `alter table leadbook_sessions add constraint sessions_user_id_fkey foreign key (user_id) references users (id) on delete cascade`,
   `alter table tasks add constraint tasks_assigned_to_fkey foreign key (assigned_to) references users (id) on delete set null`,
   `alter table tasks add constraint tasks_contact_id_fkey foreign key (contact_id) references contacts (id) on delete cascade`,
   `alter table tasks add constraint tasks_created_by_fkey foreign key (created_by) references users (id) on delete set null`,
