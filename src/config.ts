@@ -8,8 +8,15 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
-  /** `postgres://…` for PostgreSQL; unset means the SQLite file in `dataDir`. */
+  /** `postgres://…` for PostgreSQL, `mysql://…` for MariaDB; unset means the SQLite file in `dataDir`. */
   databaseUrl?: string;
+  /**
+   * LARAVEL_APP_KEY: the original Laravel service's APP_KEY (`base64:…`), after a takeover: its users' two-factor
+   * secrets and recovery codes are sealed with it, and its Sanctum tokens are honoured.
+   */
+  laravelAppKey?: string;
+  /** LARAVEL_COEXIST=true: the original app still runs beside Leadbook, so its bcrypt hashes are kept as they are. */
+  laravelCoexist: boolean;
   logLevel: string;
   /** Base64 of 32 bytes; unset means `dataDir/app.key`, generated once. */
   appKey?: string;
@@ -99,6 +106,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     dataDir: path.resolve(env.DATA_DIR || 'data'),
     databaseUrl,
+    laravelAppKey: env.LARAVEL_APP_KEY || undefined,
+    laravelCoexist: flag(env, 'LARAVEL_COEXIST'),
     logLevel: env.LOG_LEVEL || 'info',
     appKey: env.APP_KEY || undefined,
     appUrl: (env.APP_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),

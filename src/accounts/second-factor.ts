@@ -4,6 +4,7 @@
 import { AppError } from '../errors.ts';
 import { logEvent } from '../records/change-log.ts';
 import type { Accounts } from './context.ts';
+import { spendLaravelRecoveryCode } from './laravel-accounts.ts';
 import { type Knock, limitKeys } from './limits.ts';
 import type { UserRow } from './store.ts';
 import { acceptCode, codeRefusal, type CodeCheck, spendRecoveryCode } from './two-factor.ts';
@@ -15,7 +16,9 @@ export async function passSecondFactor(
 ): Promise<CodeCheck> {
   if (answer.code !== undefined) return acceptCode(a, user.id, user.two_factor_secret, answer.code.replace(/\s/g, ''));
   if (answer.recoveryCode === undefined) return 'invalid';
-  const remaining = spendRecoveryCode(user.two_factor_recovery_codes, answer.recoveryCode);
+  const remaining =
+    spendRecoveryCode(user.two_factor_recovery_codes, answer.recoveryCode) ??
+    spendLaravelRecoveryCode(a, user.two_factor_recovery_codes, answer.recoveryCode);
   if (remaining === null) return 'invalid';
   const { db } = a.database;
   const result = await db

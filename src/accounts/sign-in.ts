@@ -77,8 +77,9 @@ export async function checkCredentials(
   if (!fromDbBool(user.active))
     throw new AppError(401, 'deactivated', 'This account has been deactivated. Ask an admin to turn it back on.');
   await clearFailures(a.database.db, user.id);
-  if (check.needsRehash) {
-    // An older hash (bcrypt from the original service) becomes argon2id now that we know the password.
+  // An older hash (bcrypt from the original service) becomes argon2id now that we know the password; not while the
+  // original app runs beside Leadbook (LARAVEL_COEXIST), which reads bcrypt only.
+  if (check.needsRehash && !a.config.laravelCoexist) {
     await setUserColumns(a.database.db, user.id, { password: await hashPassword(password) });
   }
   return user;

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
 import type { Accounts } from './context.ts';
+import { openLaravelSecret } from './laravel-accounts.ts';
 import { decrypt, encrypt, safeEqual } from './secrets.ts';
 import { ensureAccountState } from './store.ts';
 
@@ -61,7 +62,8 @@ export async function acceptCode(
   now = Date.now(),
 ): Promise<CodeCheck> {
   if (!sealedSecret || !/^\d{6}$/.test(code)) return 'invalid';
-  const secret = decrypt(a.key, sealedSecret);
+  // A secret the original Laravel app sealed (after a takeover) works as Leadbook's own.
+  const secret = decrypt(a.key, sealedSecret) ?? openLaravelSecret(a, sealedSecret);
   if (!secret) return 'invalid';
   const delta = totp(secret).validate({ token: code, timestamp: now, window: DRIFT_STEPS });
   if (delta === null) return 'invalid';

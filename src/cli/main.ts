@@ -117,6 +117,20 @@ program
   });
 
 program
+  .command('takeover')
+  .description(
+    'move into the original Laravel service’s MariaDB/MySQL database (DATABASE_URL) in place: add Leadbook’s tables ' +
+      'and columns beside its own, never dropping, renaming or rewriting anything',
+  )
+  .option('--check', 'report what is there, what would be added and what cannot be taken; change nothing')
+  .option('--admin <email>', 'who becomes admin when no user is (default: the oldest account)')
+  .option('--json', 'print the report as JSON')
+  .action(async (opts: { check?: boolean; admin?: string; json?: boolean }) => {
+    const { takeoverCommand } = await import('./takeover.ts');
+    await takeoverCommand(opts);
+  });
+
+program
   .command('backup')
   .description(
     'write a consistent snapshot of the database to FILE while the app keeps ' +

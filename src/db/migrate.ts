@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileMigrationProvider, type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
 import { dialectOf } from './dialect.ts';
+import { applyTakeover, holdsAnotherApp, type TakeoverResult } from './takeover.ts';
 import type { DB } from './tables.ts';
 
 /**
@@ -14,19 +15,49 @@ const MYSQL_BASELINE = fileURLToPath(new URL('./migrations/mysql/', import.meta.
 
 const provider = (folder: string) => new FileMigrationProvider({ fs, path, migrationFolder: folder });
 
-/** The migrations of a MariaDB or MySQL database: its baseline, then those written after it. */
-async function mysqlMigrations(): Promise<Record<string, Migration>> {
+/**
+ * The migrations of a MariaDB or MySQL database: its baseline (or, moving into another app's database, the takeover
+ * that brings it to the baseline's schema), then those written after it.
+ */
+async function mysqlMigrations(takeover?: Migration): Promise<Record<string, Migration>> {
   const baseline = await provider(MYSQL_BASELINE).getMigrations();
-  const [[name, migration]] = Object.entries(baseline) as [[string, Migration]];
+  const [[name, ownBaseline]] = Object.entries(baseline) as [[string, Migration]];
+  const migration = takeover ?? ownBaseline;
   const stamp = (n: string) => n.slice(0, 'YYYY-MM-DDTNNNN'.length);
   const since = Object.entries(await provider(MIGRATIONS_DIR).getMigrations()).filter(([n]) => stamp(n) > stamp(name));
   return { [`${stamp(name)}-mysql-baseline`]: migration, ...Object.fromEntries(since) };
 }
 
+export class AnotherAppsDatabase extends Error {}
+
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
+  return migrate(db);
+}
+
+/**
+ * Moves Leadbook into another app's MariaDB database (see takeover.ts), then migrates it to the latest version as
+ * any other; answers what could not be kept.
+ */
+export async function takeOver(db: Kysely<DB>): Promise<TakeoverResult> {
+  let result: TakeoverResult | undefined;
+  await migrate(db, {
+    up: async (trx) => {
+      result = await applyTakeover(trx);
+    },
+  });
+  return result ?? { unkeptForeignKeys: [] };
+}
+
+async function migrate(db: Kysely<DB>, takeover?: Migration): Promise<MigrationResultSet> {
+  const mysql = dialectOf(db) === 'mysql';
+  if (mysql && !takeover && (await holdsAnotherApp(db)))
+    throw new AnotherAppsDatabase(
+      'this database holds another app’s tables (users, contacts…); run `leadbook takeover --check` to see what ' +
+        'Leadbook would add to them, then `leadbook takeover`',
+    );
   const migrator = new Migrator({
     db,
-    provider: dialectOf(db) === 'mysql' ? { getMigrations: mysqlMigrations } : provider(MIGRATIONS_DIR),
+    provider: mysql ? { getMigrations: () => mysqlMigrations(takeover) } : provider(MIGRATIONS_DIR),
     migrationTableName: 'leadbook_migrations',
     migrationLockTableName: 'leadbook_migrations_lock',
   });

@@ -8,6 +8,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Accounts } from '../accounts/context.ts';
+import { findSanctumTokenUser } from '../accounts/sanctum.ts';
 import { rememberCookieFor, userFromRememberCookie } from '../accounts/remember.ts';
 import { createSession, deleteSession, findSession, type Session } from '../accounts/sessions.ts';
 import { findUserById, fromDbBool, type UserRow } from '../accounts/store.ts';
@@ -99,7 +100,7 @@ async function identify(a: Accounts, request: FastifyRequest, reply: FastifyRepl
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     // An expired token is refused in there, with a 401 that says so.
-    const found = match ? await findTokenUser(a, match[1]!) : null;
+    const found = match ? ((await findTokenUser(a, match[1]!)) ?? (await findSanctumTokenUser(a, match[1]!))) : null;
     // Deactivating ends the tokens; an inactive account never acts, whatever it still holds.
     const user = found && fromDbBool(found.user.active) ? found.user : null;
     // A token that was sent but does not work is an error, never a silent fall back to the cookie.

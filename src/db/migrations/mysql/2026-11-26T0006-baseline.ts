@@ -15,7 +15,7 @@
 // - the rows the earlier migrations put into an empty database: the default pipeline and the webhook cursor.
 import { type Kysely, sql } from 'kysely';
 
-const STATEMENTS = [
+export const STATEMENTS = [
   `create table account_states (
       user_id bigint not null,
       totp_last_step bigint,
