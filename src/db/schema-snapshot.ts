@@ -4,16 +4,16 @@
 // snapshot beside it; a test fails when the declarations and the last
 // snapshot differ.
 import type { Field, Resource } from '../schema/resource.ts';
-import type { Column, Step, Table } from './migrations/lib/v2.ts';
+import type { Column, Step, Table } from './migrations/lib/v3.ts';
 
-const DIALECTS = ['sqlite', 'postgres'] as const;
+const DIALECTS = ['sqlite', 'postgres', 'mysql'] as const;
 
 /** The helpers new migrations call (src/db/migrations/lib/). */
-export const HELPERS = 'v2';
+export const HELPERS = 'v3';
 
 export interface Snapshot {
   /** The helpers the migration written with this snapshot called. */
-  helpers: 'v1' | 'v2';
+  helpers: 'v1' | 'v2' | 'v3';
   /** A table of a v1 snapshot has no `indexes`. */
   tables: Record<string, Omit<Table, 'indexes'> & Partial<Pick<Table, 'indexes'>>>;
 }
@@ -64,6 +64,16 @@ export interface DiffOptions {
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Whether a column is unchanged. Its types are compared on the databases both snapshots spell: a snapshot from before
+ * v3 has no MariaDB type, which is no change of the column.
+ */
+function sameColumn(a: Column, b: Column): boolean {
+  const common = (Object.keys(a.type) as (keyof Column['type'])[]).filter((d) => d in b.type);
+  const typed = (c: Column) => ({ ...c, type: Object.fromEntries(common.map((d) => [d, c.type[d]])) });
+  return same(typed(a), typed(b));
+}
 const INDEXES = [
   ['sortIndexes', 'sort'],
   ['referenceIndexes', 'reference'],
@@ -115,7 +125,7 @@ export function diffSnapshots(from: Snapshot, to: Snapshot, options: DiffOptions
     const removed = Object.keys(prev.columns).filter((c) => !next.columns[c]);
     const added = Object.keys(next.columns).filter((c) => !prev.columns[c]);
     const changes = Object.keys(next.columns)
-      .filter((c) => prev.columns[c] && !same(prev.columns[c], next.columns[c]))
+      .filter((c) => prev.columns[c] && !sameColumn(prev.columns[c]!, next.columns[c]!))
       .map((column) => ({ column, from: prev.columns[column]!, to: next.columns[column]! }));
     for (const c of changes) {
       if (c.from.primary || c.to.primary)
