@@ -17,6 +17,11 @@ export interface Config {
   laravelAppKey?: string;
   /** LARAVEL_COEXIST=true: the original app still runs beside Leadbook, so its bcrypt hashes are kept as they are. */
   laravelCoexist: boolean;
+  /**
+   * APP_TIMEZONE: the Laravel app's timezone, in whose wall-clock time its database (MariaDB) keeps instants; unset is
+   * UTC.
+   */
+  appTimezone?: string;
   logLevel: string;
   /** Base64 of 32 bytes; unset means `dataDir/app.key`, generated once. */
   appKey?: string;
@@ -84,6 +89,17 @@ function dnsServers(env: NodeJS.ProcessEnv, name: string): string[] | undefined 
   return servers.length > 0 ? servers : undefined;
 }
 
+/** An IANA time zone (Europe/Berlin), checked: a misspelt one would shift every instant. */
+function timezone(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: value });
+  } catch {
+    throw new Error(`APP_TIMEZONE must be a time zone such as Europe/Berlin or UTC, not ${value}`);
+  }
+  return value;
+}
+
 function flag(env: NodeJS.ProcessEnv, name: string): boolean {
   return ['1', 'true', 'yes', 'on'].includes((env[name] ?? '').toLowerCase());
 }
@@ -108,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     laravelAppKey: env.LARAVEL_APP_KEY || undefined,
     laravelCoexist: flag(env, 'LARAVEL_COEXIST'),
+    appTimezone: timezone(env.APP_TIMEZONE),
     logLevel: env.LOG_LEVEL || 'info',
     appKey: env.APP_KEY || undefined,
     appUrl: (env.APP_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),

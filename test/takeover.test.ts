@@ -15,6 +15,7 @@ import {
   type FreshLaravelDatabase,
   freshLaravelDatabase,
   type LaravelManifest,
+  type LaravelUser,
   mariadbAnswers,
   mariadbConnection,
   type PhpReader,
@@ -64,6 +65,67 @@ const totp = (secret: string) => execFileSync('oathtool', ['--totp', '-b', secre
 /** Laravel's `Y-m-d H:i:s` in UTC (the fixture's APP_TIMEZONE) as the API writes an instant. */
 const laravelInstant = (value: unknown) =>
   value === null ? null : new Date(`${String(value).replace(' ', 'T')}Z`).toISOString();
+
+/** Every record of a path as the API serves it, page by page, integers kept as their digits. */
+async function servedRecords(served: Served, token: string, path: string): Promise<Record<string, unknown>[]> {
+  const records: Record<string, unknown>[] = [];
+  let cursor: string | null = null;
+  do {
+    const response: Response = await fetch(`${served.url}/api/v1/${path}?per_page=100&sort=id&cursor=${cursor ?? ''}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const text = await response.text();
+    assert.equal(response.status, 200, text);
+    // Ticket numbers beyond 2^53 compare exactly.
+    const page = parse(text, null, (digits) => digits) as { data: Record<string, unknown>[]; meta: Json };
+    records.push(...page.data);
+    cursor = page.meta.next_cursor;
+  } while (cursor);
+  return records;
+}
+
+/**
+ * Every contact and inquiry of the original rows is served with PHP's values, field by field; `eloquent` reads them
+ * through the models' casts (instants as UTC), else as the query builder gives them (instants as written, in UTC).
+ */
+async function sameRecords(served: Served, user: LaravelUser, php: PhpReader, eloquent = false): Promise<void> {
+  const issued = await call(served.url, 'POST', '/api/v1/auth/token', null, {
+    email: user.email,
+    password: user.password,
+    device_name: 'reader',
+  });
+  assert.equal(issued.status, 201, issued.text);
+  for (const [resource, path] of [
+    [contact, 'contacts'],
+    [inquiry, 'inquiries'],
+  ] as const) {
+    const rows = new Map((await php.rows(path, eloquent)).map((r) => [String(r.id), r]));
+    const original = (await servedRecords(served, issued.body.token, path)).filter((r) => rows.has(String(r.id)));
+    assert.equal(original.length, rows.size, `${path}: every row is served`);
+    for (const record of original) {
+      const row = rows.get(String(record.id))!;
+      for (const field of resource.fields.filter((f) => !f.hidden && f.name in row && f.name !== 'id')) {
+        const value = row[field.name];
+        const expected =
+          value === null
+            ? null
+            : field.kind.name === 'dateTime'
+              ? eloquent
+                ? new Date(String(value)).toISOString()
+                : laravelInstant(value)
+              : field.kind.name === 'boolean'
+                ? Boolean(Number(value))
+                : String(value);
+        const actual = record[field.name];
+        assert.deepEqual(
+          actual === null || typeof actual === 'boolean' || field.kind.name === 'dateTime' ? actual : String(actual),
+          expected,
+          `${path} ${record.id} ${field.name}`,
+        );
+      }
+    }
+  }
+}
 
 describe('taking over the original Laravel database (MariaDB)', { skip }, () => {
   let fresh: FreshLaravelDatabase;
@@ -162,7 +224,7 @@ describe('taking over the original Laravel database (MariaDB)', { skip }, () => 
   });
 
   test('every user signs in with the password, TOTP code or recovery code they had', async () => {
-    served = await serveCli(env);
+    served = await serveCli(env, 60_000);
     for (const user of manifest.users) {
       const body = { email: user.email, password: user.password, device_name: 'takeover test' };
       const twoFactor = user.two_factor && user.confirmed;
@@ -210,55 +272,7 @@ describe('taking over the original Laravel database (MariaDB)', { skip }, () => 
 
   test('every contact and inquiry reads as PHP reads the row, field by field', async () => {
     const admin = manifest.users.find((u) => !u.two_factor)!;
-    const issued = await call(served.url, 'POST', '/api/v1/auth/token', null, {
-      email: admin.email,
-      password: admin.password,
-      device_name: 'reader',
-    });
-    for (const [resource, path] of [
-      [contact, 'contacts'],
-      [inquiry, 'inquiries'],
-    ] as const) {
-      const rows = new Map((await php.rows(path)).map((r) => [String(r.id), r]));
-      const served_: Record<string, unknown>[] = [];
-      let cursor: string | null = null;
-      do {
-        const response: Response = await fetch(
-          `${served.url}/api/v1/${path}?per_page=100&sort=id&cursor=${cursor ?? ''}`,
-          {
-            headers: { authorization: `Bearer ${issued.body.token}` },
-          },
-        );
-        const text = await response.text();
-        assert.equal(response.status, 200, text);
-        // Integers kept as their digits: ticket numbers beyond 2^53 compare exactly.
-        const page = parse(text, null, (digits) => digits) as { data: Record<string, unknown>[]; meta: Json };
-        served_.push(...page.data);
-        cursor = page.meta.next_cursor;
-      } while (cursor);
-      const original = served_.filter((r) => rows.has(String(r.id)));
-      assert.equal(original.length, rows.size, `${path}: every row is served`);
-      for (const record of original) {
-        const row = rows.get(String(record.id))!;
-        for (const field of resource.fields.filter((f) => !f.hidden && f.name in row && f.name !== 'id')) {
-          const expected =
-            field.kind.name === 'dateTime'
-              ? laravelInstant(row[field.name])
-              : field.kind.name === 'boolean'
-                ? row[field.name] === null
-                  ? null
-                  : Boolean(Number(row[field.name]))
-                : row[field.name] === null
-                  ? null
-                  : String(row[field.name]);
-          const actual =
-            record[field.name] === null || field.kind.name === 'boolean'
-              ? record[field.name]
-              : String(record[field.name]);
-          assert.deepEqual(actual, expected, `${path} ${record.id} ${field.name}`);
-        }
-      }
-    }
+    await sameRecords(served, admin, php);
   });
 
   test('beside the original app: PHP still accepts the password, secret and remaining recovery codes', async () => {
@@ -273,5 +287,44 @@ describe('taking over the original Laravel database (MariaDB)', { skip }, () => 
         assert.equal(await php.recoveryCheck(user.email, code), code !== used, `${user.email} ${code}`);
       if (used) assert.ok(!codes.includes(used));
     }
+  });
+});
+
+describe('a Laravel database kept in another timezone (APP_TIMEZONE=Europe/Berlin)', { skip }, () => {
+  let fresh: FreshLaravelDatabase;
+  let manifest: LaravelManifest;
+  let served: Served;
+  const zone = 'Europe/Berlin';
+
+  before(async () => {
+    fresh = await freshLaravelDatabase('mysql');
+    manifest = await buildFixture(fresh.target, { contacts: 300, inquiries: 300, timezone: zone });
+  });
+  after(async () => {
+    await served?.stop();
+    await fresh?.drop();
+  });
+
+  test('instants read as Laravel meant them, and Leadbook writes them as Laravel reads them', async () => {
+    const env = { DATABASE_URL: fresh.databaseUrl!, LARAVEL_APP_KEY: manifest.app_key, APP_TIMEZONE: zone };
+    const user = manifest.users.find((u) => !u.two_factor)!;
+    const taken = await runCli(['takeover', '--admin', user.email], { ...env, LOG_LEVEL: 'warn' });
+    assert.equal(taken.code, 0, taken.stderr);
+    served = await serveCli({ ...env, LOG_LEVEL: 'warn' }, 60_000);
+    const php = phpReader(fresh.target, manifest);
+    // PHP's models read the wall-clock times in the app's zone (and the hour the clock turned back as its second).
+    await sameRecords(served, user, php, true);
+    const issued = await call(served.url, 'POST', '/api/v1/auth/token', null, {
+      email: user.email,
+      password: user.password,
+      device_name: 'writer',
+    });
+    const patched = await call(served.url, 'PATCH', '/api/v1/contacts/1', issued.body.token, { city: 'Leipzig' });
+    assert.equal(patched.status, 200, patched.text);
+    const row = (await php.rows('contacts', true)).find((r) => Number(r.id) === 1)!;
+    assert.equal(
+      new Date(String(row.updated_at)).toISOString().slice(0, 19),
+      patched.body.data.updated_at.slice(0, 19),
+    );
   });
 });

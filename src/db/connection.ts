@@ -91,6 +91,11 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   dataDir: string;
   defaultCountry?: string;
+  /**
+   * APP_TIMEZONE (MariaDB, after a takeover): instants are stored as the wall-clock time of this zone, as the Laravel
+   * app stored them; unset or UTC, as UTC.
+   */
+  appTimezone?: string;
 }
 
 /** Connections each process's pool may open (the metrics show how many are in use). */
@@ -138,12 +143,62 @@ function openPostgres(url: string): Database {
 const ISO_INSTANT = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)Z$/;
 
 /**
- * MariaDB reads `2026-01-02 03:04:05.678` as a DATETIME and refuses the ISO form with its `T` and `Z`; instants are
- * kept in UTC, so the form only changes its spelling. A text field holding exactly such an instant is stored in the
- * same spelling (see db/README.md).
+ * How instants are spelled for MariaDB, which reads `2026-01-02 03:04:05.678` as a DATETIME and refuses the ISO form
+ * with its `T` and `Z`: UTC, or the wall-clock time of the Laravel app's APP_TIMEZONE, as it stored them.
  */
-const mysqlParameter = (value: unknown) =>
-  typeof value === 'string' && ISO_INSTANT.test(value) ? value.replace(ISO_INSTANT, '$1 $2') : value;
+interface Instants {
+  /** An instant (`…Z`, or a Date) as the database keeps it. */
+  write(value: unknown): unknown;
+  /** The database's `YYYY-MM-DD HH:MM:SS[.fff]` as the instant it means. */
+  read(text: string): Date;
+}
+
+function instantsIn(zone: string | undefined): Instants {
+  if (!zone || zone === 'UTC') {
+    return {
+      // A text field holding exactly such an instant is stored in the same spelling (see db/README.md).
+      write: (value) =>
+        value instanceof Date
+          ? value.toISOString().replace(ISO_INSTANT, '$1 $2')
+          : typeof value === 'string' && ISO_INSTANT.test(value)
+            ? value.replace(ISO_INSTANT, '$1 $2')
+            : value,
+      read: (text) => new Date(`${text.replace(' ', 'T')}Z`),
+    };
+  }
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    fractionalSecondDigits: 3,
+  });
+  /** The zone's wall-clock time at an instant, as MariaDB spells it. */
+  const wallClock = (date: Date) => {
+    const p = Object.fromEntries(parts.formatToParts(date).map((x) => [x.type, x.value]));
+    return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}.${p.fractionalSecond}`;
+  };
+  const offsetAt = (ms: number) => Date.parse(`${wallClock(new Date(ms)).replace(' ', 'T')}Z`) - ms;
+  return {
+    write: (value) => {
+      if (value instanceof Date) return wallClock(value);
+      return typeof value === 'string' && ISO_INSTANT.test(value) ? wallClock(new Date(value)) : value;
+    },
+    // The wall-clock time read as UTC, moved by the zone's offset before or after a change of the clock near it: of
+    // the two, the one that shows this time (in the hour a clock turned back shows twice, the later, as PHP reads it);
+    // in the hour a clock skipped, the offset from before.
+    read: (text) => {
+      const asUtc = Date.parse(`${text.replace(' ', 'T')}Z`);
+      const candidates = [asUtc - offsetAt(asUtc - 43_200_000), asUtc - offsetAt(asUtc + 43_200_000)];
+      const shown = candidates.filter((t) => wallClock(new Date(t)).slice(0, 19) === text.slice(0, 19));
+      return new Date(Math.max(...(shown.length ? shown : candidates.slice(0, 1))));
+    },
+  };
+}
 
 /**
  * `on conflict` spelled the MySQL way, so that an upsert is written once for every database: `do update set` becomes
@@ -241,7 +296,8 @@ function mysqlPoolUse(pool: mysql.Pool): PoolUse {
  * MariaDB or MySQL through mysql2. Connections speak UTC and utf8mb4; 64-bit integers arrive as digit strings (as
  * from pg), DATETIME as a Date read as UTC, and `boolean` (tinyint(1)) as a boolean.
  */
-function openMysql(url: string): Database {
+function openMysql(url: string, zone?: string): Database {
+  const instants = instantsIn(zone);
   const { createPool } = createRequire(import.meta.url)('mysql2') as typeof mysql;
   const pool = createPool({
     uri: url.replace(/^mariadb:/, 'mysql:'),
@@ -253,6 +309,10 @@ function openMysql(url: string): Database {
     supportBigNumbers: true,
     bigNumberStrings: true,
     typeCast: (field, next) => {
+      if (field.type === 'DATETIME' || field.type === 'TIMESTAMP') {
+        const text = field.string();
+        return text === null ? null : instants.read(text);
+      }
       if (field.type !== 'TINY' || field.length !== 1) return next();
       const text = field.string();
       return text === null ? null : text === '1';
@@ -273,7 +333,7 @@ function openMysql(url: string): Database {
           respelled.add(connection);
           const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
           (connection as { query: unknown }).query = (text: string, values: unknown, ...rest: unknown[]) =>
-            query(text, Array.isArray(values) ? values.map(mysqlParameter) : values, ...rest);
+            query(text, Array.isArray(values) ? values.map(instants.write) : values, ...rest);
         }
         callback(error, connection as never);
       });
@@ -415,7 +475,7 @@ export function openDatabase(options: DatabaseOptions): Database {
   const database = !url
     ? openSqlite(options.dataDir)
     : /^(mysql|mariadb):/.test(url)
-      ? openMysql(url)
+      ? openMysql(url, options.appTimezone)
       : openPostgres(url);
   database.defaultCountry = options.defaultCountry;
   return database;
