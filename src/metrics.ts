@@ -95,8 +95,9 @@ export function createMetrics(): Metrics {
 }
 
 /**
- * Times the database's statements and shows its connections: PostgreSQL's pool (open, idle, and queries waiting for
- * one), SQLite's writes waiting for their turn in a group commit (its one writer; reads never wait in the process).
+ * Times the database's statements and shows its connections: PostgreSQL's and MariaDB's pool (open, idle, and queries
+ * waiting for one), SQLite's writes waiting for their turn in a group commit (its one writer; reads never wait in the
+ * process).
  */
 export function observeDatabase(metrics: Metrics, database: Database): void {
   const dialect = { dialect: database.dialect };

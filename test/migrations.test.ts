@@ -112,9 +112,13 @@ for (const dialect of DIALECTS) {
           ? await q(
               `select name from sqlite_master where type = 'index' and name in ('contacts_website_id', 'test_memos_contact_id_ref', 'test_memos_by_contact')`,
             )
-          : await q(
-              `select indexname from pg_indexes where indexname in ('contacts_website_id', 'test_memos_contact_id_ref', 'test_memos_by_contact')`,
-            );
+          : dialect === 'mysql'
+            ? await q(
+                `select distinct index_name from information_schema.statistics where table_schema = database() and index_name in ('contacts_website_id', 'test_memos_contact_id_ref', 'test_memos_by_contact')`,
+              )
+            : await q(
+                `select indexname from pg_indexes where indexname in ('contacts_website_id', 'test_memos_contact_id_ref', 'test_memos_by_contact')`,
+              );
       assert.equal(index.length, 3, 'a sort index, a reference index, and the declared index over two columns');
       await q(`delete from contacts where id = 1`);
       assert.equal((await q(`select id from test_memos`)).length, 0, 'ON DELETE CASCADE');
@@ -159,7 +163,10 @@ for (const dialect of DIALECTS) {
       const kept =
         dialect === 'sqlite'
           ? await q(`select sql from sqlite_master where type = 'index' and name = 'contacts_city_name'`)
-          : await q(`select indexdef as sql from pg_indexes where indexname = 'contacts_city_name'`);
+          : dialect === 'mysql'
+            ? await q(`select concat('(', group_concat(column_name order by seq_in_index separator ', '), ')') as \`sql\`
+                from information_schema.statistics where table_schema = database() and index_name = 'contacts_city_name'`)
+            : await q(`select indexdef as sql from pg_indexes where indexname = 'contacts_city_name'`);
       assert.match(String((kept[0] as { sql?: string } | undefined)?.sql), /\(city, name\)/);
       // Gone from the declarations: dropped.
       const unindexed = structuredClone(to);

@@ -24,7 +24,10 @@ interface Column {
  * reports it back.
  */
 function expected(field: Field, dialect: Dialect): Column {
-  const declared = field.kind.column(field, dialect).replace(/ primary key.*$| generated .*$/, '');
+  let declared = field.kind.column(field, dialect).replace(/ primary key.*$| generated .*$/, '');
+  // InnoDB keys a foreign key only on a column of the referenced key's own type: MariaDB's baseline makes an integer
+  // reference to a bigint id a bigint (the field kind does not say so yet).
+  if (dialect === 'mysql' && field.references && declared === 'integer') declared = 'bigint';
   const varchar = /^varchar\((\d+)\)$/.exec(declared);
   const type =
     dialect === 'postgres'
@@ -36,7 +39,7 @@ function expected(field: Field, dialect: Dialect): Column {
     type,
     length: dialect === 'postgres' && varchar ? Number(varchar[1]) : null,
     // SQLite reports a rowid alias as nullable, though it can never hold NULL.
-    notNull: field.primary ? dialect === 'postgres' : !field.nullable,
+    notNull: field.primary ? dialect !== 'sqlite' : !field.nullable,
     primary: field.primary,
   };
 }
@@ -57,6 +60,30 @@ async function liveColumns(database: Database, table: string): Promise<Map<strin
         notNull: r.notnull === 1n,
         primary: r.pk === 1n,
       });
+    return columns;
+  }
+  if (database.dialect === 'mysql') {
+    // MariaDB reports the type as it was written, with display widths (`bigint(20)`) and its names for `integer` and
+    // `boolean`; an identity is an auto_increment key.
+    const rows = await sql<{
+      column_name: string;
+      column_type: string;
+      is_nullable: string;
+      column_key: string;
+      extra: string;
+    }>`
+      select column_name, column_type, is_nullable, column_key, extra from information_schema.columns
+      where table_name = ${table} and table_schema = database()`.execute(database.db);
+    const named: Record<string, string> = { 'int(11)': 'integer', 'tinyint(1)': 'boolean', 'bigint(20)': 'bigint' };
+    for (const r of rows.rows) {
+      const type = named[r.column_type] ?? r.column_type;
+      columns.set(r.column_name, {
+        type: /auto_increment/i.test(r.extra) ? `${type} auto_increment` : type,
+        length: null,
+        notNull: r.is_nullable === 'NO',
+        primary: r.column_key === 'PRI',
+      });
+    }
     return columns;
   }
   const rows = await sql<{
@@ -101,10 +128,12 @@ for (const dialect of DIALECTS) {
     for (const resource of resources) {
       test(`${resource.table}: one column per field, typed as declared`, async () => {
         const live = await liveColumns(database, resource.table);
-        // On PostgreSQL the search index reads a generated column (migration T0003), which no field declares.
-        const extra = [...live.keys()].filter(
-          (name) => !resource.field(name) && !(dialect === 'postgres' && name === 'search_text'),
-        );
+        // On PostgreSQL the search index reads a generated column (migration T0003), which no field declares; on
+        // MariaDB too, and a field unique whatever its case is unique in a generated lower-cased column beside it.
+        const generated = (name: string) =>
+          (dialect !== 'sqlite' && name === 'search_text') ||
+          (dialect === 'mysql' && name.endsWith('_lower') && resource.field(name.slice(0, -'_lower'.length)));
+        const extra = [...live.keys()].filter((name) => !resource.field(name) && !generated(name));
         assert.deepEqual(extra, [], 'columns the declarations do not know');
         for (const field of resource.fields) {
           const column = live.get(field.name);
@@ -121,6 +150,13 @@ for (const dialect of DIALECTS) {
             and table_name in ('contacts', 'inquiries', 'users')`.execute(database.db);
         assert.equal(rows.rows.length, 3);
         for (const r of rows.rows) assert.equal(r.is_identity, 'YES', r.table_name);
+      } else if (dialect === 'mysql') {
+        // InnoDB keeps a table's next auto_increment value across restarts (MariaDB 10.2 and later).
+        const rows = await sql<{ table_name: string; extra: string; column_key: string }>`
+          select table_name, extra, column_key from information_schema.columns where column_name = 'id'
+            and table_schema = database() and table_name in ('contacts', 'inquiries', 'users')`.execute(database.db);
+        assert.equal(rows.rows.length, 3);
+        for (const r of rows.rows) assert.deepEqual([r.extra, r.column_key], ['auto_increment', 'PRI'], r.table_name);
       } else {
         const rows = await sql<{
           name: string;
@@ -152,6 +188,15 @@ for (const dialect of DIALECTS) {
                 .replace(/^"(.*)"$/, '$1'),
             );
           if (columns?.length === 2 && columns[1] === 'id') indexed.add(`${r.tablename}.${columns[0]}`);
+        }
+      } else if (dialect === 'mysql') {
+        const rows = await sql<{ table_name: string; index_name: string; columns: string }>`
+          select table_name, index_name, group_concat(column_name order by seq_in_index) as columns
+          from information_schema.statistics where table_schema = database()
+          group by table_name, index_name`.execute(database.db);
+        for (const r of rows.rows) {
+          const columns = r.columns.split(',');
+          if (columns.length === 2 && columns[1] === 'id') indexed.add(`${r.table_name}.${columns[0]}`);
         }
       } else {
         const rows = await sql<{ tbl: string; idx: string; col: string; seqno: bigint }>`

@@ -7,18 +7,24 @@
 //   plain SQLite file.
 // - PostgreSQL: `pg_dump --format=custom`, which reads everything in one
 //   repeatable-read transaction.
+// - MariaDB: `mariadb-dump --single-transaction`, likewise one consistent
+//   snapshot, as SQL text (binary values in hex).
 // Both are written next to FILE first and renamed into place, so FILE is
 // never half a backup. A restore checks that FILE is a Leadbook backup of the
 // configured kind of database before it changes anything:
 // - SQLite: refused while any process has the database open; the file is
 //   swapped in atomically, and the previous one kept as leadbook.sqlite.before-restore.
 // - PostgreSQL: `pg_restore --clean --if-exists --single-transaction`: all of it, or nothing.
+// - MariaDB: the dump read by the `mariadb` client. MariaDB cannot undo a table's
+//   drop or creation, so a dump is checked whole first (its own last line says it
+//   was completed) and a restore that fails part-way must be run again.
 //
 // This file knows both dialects because a backup is a dialect's own tool.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import readline from 'node:readline';
 import SQLite from 'better-sqlite3';
 import { type Config, loadConfig } from '../config.ts';
 import { openDatabase } from '../db/connection.ts';
@@ -28,24 +34,32 @@ import { resources } from '../resources/index.ts';
 const SQLITE_FILE = 'leadbook.sqlite';
 const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
 const PG_DUMP_MAGIC = Buffer.from('PGDMP', 'latin1');
+/** How a mariadb-dump (or mysqldump) file begins: newer ones put a line that old clients refuse before their header. */
+const MYSQL_DUMP_HEAD = /^(?:\/\*M!999999\\- enable the sandbox mode \*\/ ?\r?\n)?-- (?:MariaDB|MySQL) dump /;
 /** Tables every Leadbook database has; a file without them is not ours. */
 const COUNTED = resources.map((r) => r.table);
 const LEADBOOK_TABLES = ['leadbook_migrations', ...COUNTED];
 
-type Kind = 'sqlite' | 'postgres' | 'other';
+type Kind = 'sqlite' | 'postgres' | 'mysql' | 'other';
 
 function kindOf(file: string): Kind {
-  const head = Buffer.alloc(16);
+  const head = Buffer.alloc(128);
   const fd = fs.openSync(file, 'r');
+  let read: number;
   try {
-    fs.readSync(fd, head, 0, 16, 0);
+    read = fs.readSync(fd, head, 0, head.length, 0);
   } finally {
     fs.closeSync(fd);
   }
-  if (head.equals(SQLITE_MAGIC)) return 'sqlite';
+  if (head.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) return 'sqlite';
   if (head.subarray(0, PG_DUMP_MAGIC.length).equals(PG_DUMP_MAGIC)) return 'postgres';
+  if (MYSQL_DUMP_HEAD.test(head.subarray(0, read).toString('latin1'))) return 'mysql';
   return 'other';
 }
+
+/** The server a DATABASE_URL names (the URL forms config.ts accepts). */
+const serverOf = (databaseUrl: string): Kind => (/^(mysql|mariadb):/.test(databaseUrl) ? 'mysql' : 'postgres');
+const SERVER_NAMES: Record<Kind, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL', mysql: 'MariaDB', other: '' };
 
 /** A file next to `file`, for writing before the rename that makes it appear whole. */
 const besides = (file: string) =>
@@ -229,12 +243,12 @@ function pgConnection(databaseUrl: string): { url: string; env: NodeJS.ProcessEn
   return { url: url.toString(), env };
 }
 
-function run(tool: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+function run(tool: string, args: string[], env: NodeJS.ProcessEnv, install = INSTALL_CLIENT_TOOLS): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(tool, args, { env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (!error) return resolve(stdout);
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        return reject(new Error(`${tool} was not found: ${INSTALL_CLIENT_TOOLS}`));
+        return reject(new Error(`${tool} was not found: ${install}`));
       }
       reject(new Error(`${tool} failed: ${stderr.trim() || error.message}`));
     });
@@ -251,7 +265,8 @@ async function checkPgBackup(file: string, env: NodeJS.ProcessEnv): Promise<void
     );
 }
 
-async function pgCounts(config: Config): Promise<Record<string, number>> {
+/** The record counts of the configured server's database. */
+async function serverCounts(config: Config): Promise<Record<string, number>> {
   const database = openDatabase(config);
   try {
     const counts: Record<string, number> = {};
@@ -302,7 +317,103 @@ async function restorePostgres(config: Config, file: string): Promise<string> {
     ],
     env,
   );
-  return `Restored ${file} into ${url}: ${summary(await pgCounts(config))}.`;
+  return `Restored ${file} into ${url}: ${summary(await serverCounts(config))}.`;
+}
+
+// ---------------------------------------------------------------- MariaDB
+
+const INSTALL_MARIADB_TOOLS =
+  "install MariaDB's client tools (mariadb-dump and mariadb, the server's version or newer), " +
+  'e.g. apt-get install mariadb-client';
+
+/**
+ * The client tools' arguments for the URL's server and database, and the environment that passes the password
+ * (never on a command line, where `ps` shows it). TCP always, as mysql2 connects: the tools would take `localhost`
+ * for the server's socket.
+ */
+function mysqlConnection(databaseUrl: string): { args: string[]; env: NodeJS.ProcessEnv; shown: string } {
+  const url = new URL(databaseUrl);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (url.password) env.MYSQL_PWD = decodeURIComponent(url.password);
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!database) throw new Error('DATABASE_URL names no database (mysql://user@host/DATABASE)');
+  const args = ['--protocol=TCP', `--host=${url.hostname.replace(/^\[(.*)\]$/, '$1')}`, `--port=${url.port || 3306}`];
+  if (url.username) args.push(`--user=${decodeURIComponent(url.username)}`);
+  args.push('--default-character-set=utf8mb4');
+  url.password = '';
+  return { args: [...args, database], env, shown: url.toString() };
+}
+
+/**
+ * Is the file a whole mariadb-dump of a Leadbook database? Its tables are named by its CREATE TABLE lines, and the
+ * dump's last line says it was completed (a dump cut short lacks it). Read line by line: a dump can be large.
+ */
+async function checkMysqlBackup(file: string): Promise<void> {
+  const tables = new Set<string>();
+  let last = '';
+  const lines = readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
+  for await (const line of lines) {
+    const table = /^CREATE TABLE `([^`]+)`/.exec(line)?.[1];
+    if (table) tables.add(table);
+    if (line.trim()) last = line;
+  }
+  const missing = LEADBOOK_TABLES.filter((t) => !tables.has(t));
+  if (missing.length)
+    throw new Error(
+      `${file} is not a Leadbook backup: it has no ${missing.join(', ')} table${missing.length > 1 ? 's' : ''}`,
+    );
+  if (!last.startsWith('-- Dump completed'))
+    throw new Error(`${file} is not a whole mariadb-dump (it ends before the dump was completed); nothing was changed`);
+}
+
+async function backupMysql(config: Config, file: string): Promise<string> {
+  const { args, env, shown } = mysqlConnection(config.databaseUrl!);
+  const tmp = besides(file);
+  try {
+    // --single-transaction: one consistent snapshot while the app writes on; --hex-blob: binary values (avatars)
+    // survive any client's reading; triggers (the record counters) come along by default.
+    await run(
+      'mariadb-dump',
+      ['--single-transaction', '--hex-blob', '--skip-lock-tables', `--result-file=${tmp}`, ...args],
+      env,
+      INSTALL_MARIADB_TOOLS,
+    );
+    await checkMysqlBackup(tmp);
+    fsyncFile(tmp);
+    fs.renameSync(tmp, file);
+    fsyncDir(path.dirname(file));
+  } catch (error) {
+    fs.rmSync(tmp, { force: true });
+    throw error;
+  }
+  return `Backed up ${shown} to ${file} (mariadb-dump, ${Math.ceil(fs.statSync(file).size / 1024)} KiB).`;
+}
+
+async function restoreMysql(config: Config, file: string): Promise<string> {
+  const { args, env, shown } = mysqlConnection(config.databaseUrl!);
+  await checkMysqlBackup(file);
+  // The dump drops each of its tables before making it again: tables of this database that it does not hold stay.
+  const input = fs.openSync(file, 'r');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn('mariadb', ['--batch', '--binary-mode', ...args], { env, stdio: [input, 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+      });
+      child.on('error', (error: NodeJS.ErrnoException) =>
+        reject(error.code === 'ENOENT' ? new Error(`mariadb was not found: ${INSTALL_MARIADB_TOOLS}`) : error),
+      );
+      child.on('close', (code) =>
+        code === 0
+          ? resolve()
+          : reject(new Error(`mariadb failed part-way (run the restore again): ${stderr.trim() || `exit ${code}`}`)),
+      );
+    });
+  } finally {
+    fs.closeSync(input);
+  }
+  return `Restored ${file} into ${shown}: ${summary(await serverCounts(config))}.`;
 }
 
 // ---------------------------------------------------------------- commands
@@ -311,7 +422,8 @@ async function restorePostgres(config: Config, file: string): Promise<string> {
 export async function backupDatabase(config: Config, file: string): Promise<string> {
   const target = path.resolve(file);
   if (!fs.existsSync(path.dirname(target))) throw new Error(`the folder ${path.dirname(target)} does not exist`);
-  return config.databaseUrl ? backupPostgres(config, target) : backupSqlite(config, target);
+  if (!config.databaseUrl) return backupSqlite(config, target);
+  return serverOf(config.databaseUrl) === 'mysql' ? backupMysql(config, target) : backupPostgres(config, target);
 }
 
 /** Replaces the configured database with the backup in `file`, after checking it is one; answers what was done. */
@@ -320,18 +432,25 @@ export async function restoreDatabase(config: Config, file: string): Promise<str
   const kind = kindOf(file);
   if (kind === 'other')
     throw new Error(
-      `${file} is not a Leadbook backup (neither an SQLite database nor a pg_dump archive); nothing was changed`,
+      `${file} is not a Leadbook backup (neither an SQLite database, a pg_dump archive nor a mariadb-dump); ` +
+        'nothing was changed',
     );
-  if (config.databaseUrl && kind === 'sqlite')
+  const server = config.databaseUrl ? serverOf(config.databaseUrl) : 'sqlite';
+  if (kind === server)
+    return server === 'sqlite'
+      ? restoreSqlite(config, file)
+      : server === 'mysql'
+        ? restoreMysql(config, file)
+        : restorePostgres(config, file);
+  if (kind === 'sqlite')
     throw new Error(
       `${file} is a backup of an SQLite database, but DATABASE_URL points ` +
-        `at PostgreSQL; unset DATABASE_URL to restore it into ${config.dataDir}`,
+        `at ${SERVER_NAMES[server]}; unset DATABASE_URL to restore it into ${config.dataDir}`,
     );
-  if (!config.databaseUrl && kind === 'postgres')
-    throw new Error(
-      `${file} is a pg_dump archive of a PostgreSQL database; set DATABASE_URL to the database to restore it into`,
-    );
-  return config.databaseUrl ? restorePostgres(config, file) : restoreSqlite(config, file);
+  const what =
+    kind === 'postgres' ? 'a pg_dump archive of a PostgreSQL database' : 'a mariadb-dump of a MariaDB database';
+  if (server === 'sqlite') throw new Error(`${file} is ${what}; set DATABASE_URL to the database to restore it into`);
+  throw new Error(`${file} is ${what}, but DATABASE_URL points at ${SERVER_NAMES[server]}; nothing was changed`);
 }
 
 export async function backupCommand(file: string): Promise<void> {

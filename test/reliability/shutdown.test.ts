@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { openDatabase } from '../../src/db/connection.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -170,6 +171,25 @@ for (const dialect of DIALECTS) {
               assert.equal((check.prepare('select count(*) as n from contacts').get() as { n: number }).n, ROWS);
             } finally {
               check.close();
+            }
+          } else if (dialect === 'mysql') {
+            const name = new URL(fresh.options.databaseUrl!).pathname.slice(1);
+            const admin = await mysql.createConnection(fresh.options.databaseUrl!);
+            try {
+              let others = -1;
+              for (let i = 0; i < 50 && others !== 0; i++) {
+                const [rows] = await admin.query<mysql.RowDataPacket[]>(
+                  'select count(*) as n from information_schema.processlist where db = ? and id <> connection_id()',
+                  [name],
+                );
+                others = Number(rows[0]!.n);
+                if (others) await sleep(50);
+              }
+              assert.equal(others, 0, "the app's connections are gone from the server's process list");
+              const [counted] = await admin.query<mysql.RowDataPacket[]>('select count(*) as n from contacts');
+              assert.equal(Number(counted[0]!.n), ROWS);
+            } finally {
+              await admin.end();
             }
           } else {
             const name = new URL(fresh.options.databaseUrl!).pathname.slice(1);
