@@ -21,7 +21,7 @@ function parseWorkers(text: string): number {
 }
 
 const program = new Command('leadbook')
-  .description('Leadbook: contacts, inquiries and team accounts, as a JSON API on SQLite or PostgreSQL.')
+  .description('Leadbook: contacts, inquiries and team accounts, as a JSON API on SQLite, PostgreSQL or MariaDB.')
   .version(VERSION)
   .addHelpText(
     'after',
@@ -29,7 +29,7 @@ const program = new Command('leadbook')
 Settings come from the environment:
   PORT, HOST      where to listen (default 127.0.0.1:3000)
   DATA_DIR        where the SQLite file lives (default ./data)
-  DATABASE_URL    postgres://… (PostgreSQL) or mysql://… (MariaDB, MySQL) instead of SQLite
+  DATABASE_URL    postgres://… (PostgreSQL) or mysql://… (MariaDB) instead of SQLite
   APP_KEY         base64 of 32 bytes (default: generated once into DATA_DIR/app.key)
   APP_URL         the address in mailed links (default http://HOST:PORT)
   SMTP_URL        smtp://… to send mail (default: .eml files in DATA_DIR/mail)
@@ -134,7 +134,8 @@ program
   .command('backup')
   .description(
     'write a consistent snapshot of the database to FILE while the app keeps ' +
-      'serving (SQLite: online backup; PostgreSQL: pg_dump --format=custom)',
+      'serving (SQLite: online backup; PostgreSQL: pg_dump --format=custom; ' +
+      'MariaDB: mariadb-dump --single-transaction)',
   )
   .argument('<file>', 'the backup file to write (replaced whole, never half-written)')
   .action(async (file: string) => {
@@ -146,7 +147,8 @@ program
   .command('restore')
   .description(
     'replace the database with a backup made by `leadbook backup` (SQLite: ' +
-      'stop the app first; PostgreSQL: pg_restore --clean, in one transaction)',
+      'stop the app first; PostgreSQL: pg_restore --clean, in one transaction; MariaDB: the mariadb client, ' +
+      'not one transaction)',
   )
   .argument('<file>', 'the backup file to read')
   .action(async (file: string) => {

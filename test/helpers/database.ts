@@ -9,8 +9,8 @@ import pg from 'pg';
 import type { DatabaseOptions } from '../../src/db/connection.ts';
 import type { Dialect } from '../../src/db/dialect.ts';
 
-/** LEADBOOK_TEST_DIALECTS=sqlite runs one dialect only (e.g. on a laptop without PostgreSQL). */
-export const DIALECTS: Dialect[] = (process.env.LEADBOOK_TEST_DIALECTS ?? 'sqlite,postgres')
+/** LEADBOOK_TEST_DIALECTS=sqlite runs one dialect only (e.g. on a laptop without PostgreSQL or MariaDB). */
+export const DIALECTS: Dialect[] = (process.env.LEADBOOK_TEST_DIALECTS ?? 'sqlite,postgres,mysql')
   .split(',')
   .map((d) => d.trim())
   .filter((d): d is Dialect => d === 'sqlite' || d === 'postgres' || d === 'mysql');
