@@ -20,7 +20,11 @@ export interface Snapshot {
 
 function columnOf(field: Field, byName: ReadonlyMap<string, Resource>): Column {
   const column: Column = {
-    type: Object.fromEntries(DIALECTS.map((d) => [d, field.kind.column(field, d)])) as Column['type'],
+    // On MariaDB a reference is a bigint, as the ids it names (InnoDB refuses a foreign key between integers of
+    // different sizes), whatever integer kind the field is.
+    type: Object.fromEntries(
+      DIALECTS.map((d) => [d, d === 'mysql' && field.references ? 'bigint' : field.kind.column(field, d)]),
+    ) as Column['type'],
     notNull: field.primary || !field.nullable,
   };
   if (field.primary) column.primary = true;
