@@ -1,23 +1,23 @@
 // The SQL the app's record operations send for each bench scenario, captured
 // by running the real operations (listRecords, getRecord, createRecord,
-// updateRecord) against a Kysely whose driver records every statement and
-// answers a stand-in row. The runner compares it with bench/floor-sql.ts and
-// warns when they have drifted apart, so the floor keeps measuring what the
-// app does. `node --import tsx bench/app-sql.ts` prints it.
+// updateRecord) against the app's own Kysely (its compiler and plugins) whose
+// connection records every statement and answers a stand-in row. The runner
+// compares it with bench/floor-sql.ts and warns when they have drifted apart,
+// so the floor keeps measuring what the app does.
+// `node --import tsx bench/app-sql.ts` prints it.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import {
   type CompiledQuery,
   type DatabaseConnection,
+  type Dialect as KyselyDialect,
   type Driver,
   Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
   type QueryResult,
-  SqliteAdapter,
   SqliteIntrospector,
-  SqliteQueryCompiler,
 } from 'kysely';
-import type { Database } from '../src/db/connection.ts';
+import { type Database, openDatabase } from '../src/db/connection.ts';
 import { createRecord, getRecord, listRecords, updateRecord } from '../src/records/operations.ts';
 import { contact } from '../src/resources/contact.ts';
 import type { Dialect } from '../src/db/dialect.ts';
@@ -37,23 +37,33 @@ export interface Statement {
 }
 
 class CapturingDriver implements Driver {
-  constructor(private readonly log: Statement[]) {}
+  /**
+   * `begin` as the app's driver spells it (SQLite's takes the write lock at once); `id`, the id of the stand-in row
+   * (the record a scenario reads or patches, or the one a create inserts).
+   */
+  constructor(
+    private readonly log: Statement[],
+    private readonly begin: string,
+    private readonly id: number,
+  ) {}
   async init(): Promise<void> {}
+  /** The one connection, which records what it is sent. */
+  readonly connection: DatabaseConnection = {
+    executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
+      this.log.push({ sql: query.sql, parameters: [...query.parameters] });
+      // One row that every operation can read (an id, a count, a record of nulls), and the id an insert without
+      // RETURNING answers (a change-log entry's), as the real drivers give them.
+      return { rows: [{ id: this.id, total: 0 } as R], numAffectedRows: 1n, insertId: 1n };
+    },
+    streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+      throw new Error('not captured');
+    },
+  };
   async acquireConnection(): Promise<DatabaseConnection> {
-    const log = this.log;
-    return {
-      async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-        log.push({ sql: query.sql, parameters: [...query.parameters] });
-        // One row that every operation can read: an id, a count, a record of nulls.
-        return { rows: [{ id: 1, total: 0 } as R], numAffectedRows: 1n };
-      },
-      streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-        throw new Error('not captured');
-      },
-    };
+    return this.connection;
   }
   async beginTransaction(): Promise<void> {
-    this.log.push({ sql: 'begin', parameters: [] });
+    this.log.push({ sql: this.begin, parameters: [] });
   }
   async commitTransaction(): Promise<void> {
     this.log.push({ sql: 'commit', parameters: [] });
@@ -65,17 +75,49 @@ class CapturingDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
-function capturingDatabase(dialect: Dialect, log: Statement[]): Database {
-  const postgres = dialect === 'postgres';
-  const db: Database['db'] = new Kysely({
-    dialect: {
-      createAdapter: () => (postgres ? new PostgresAdapter() : new SqliteAdapter()),
-      createDriver: () => new CapturingDriver(log),
-      createIntrospector: (k) => (postgres ? new PostgresIntrospector(k) : new SqliteIntrospector(k)),
-      createQueryCompiler: () => (postgres ? new PostgresQueryCompiler() : new SqliteQueryCompiler()),
+/** Where the app is opened for its compiler: a server that is never reached (pools connect at the first query). */
+const NOWHERE: Record<Exclude<Dialect, 'sqlite'>, string> = {
+  postgres: 'postgres://capture@127.0.0.1:9/none',
+  mysql: 'mysql://capture@127.0.0.1:9/none',
+};
+
+/**
+ * The app's database as its own connection compiles statements: the query compiler (SQLite's drops row locks,
+ * MariaDB's spells upserts), the adapter (MariaDB's RETURNING) and the plugins (MariaDB's `leadbook_…` tables) are
+ * private to src/db/connection.ts, so they are borrowed from the app's own connection, opened to an empty directory
+ * or to no server; no query reaches it, as the recording connection takes the place of its pool.
+ */
+function capturingDatabase(dialect: Dialect, log: Statement[], id: number): Database {
+  const dataDir = dialect === 'sqlite' ? fs.mkdtempSync(path.join(os.tmpdir(), 'leadbook-app-sql-')) : '';
+  const app = openDatabase({ databaseUrl: dialect === 'sqlite' ? undefined : NOWHERE[dialect], dataDir });
+  const driver = new CapturingDriver(log, dialect === 'sqlite' ? 'begin immediate' : 'begin', id);
+  const executor = app.db
+    .getExecutor()
+    .withConnectionProvider({ provideConnection: (consume) => consume(driver.connection) });
+  const kyselyDialect: KyselyDialect = {
+    createAdapter: () => executor.adapter,
+    createDriver: () => driver,
+    createIntrospector: (k) => new SqliteIntrospector(k),
+    createQueryCompiler: () => {
+      throw new Error("the app's compiler comes with its executor");
     },
+  };
+  const db: Database['db'] = new Kysely({
+    config: { dialect: kyselyDialect },
+    executor,
+    driver,
+    dialect: kyselyDialect,
   });
-  return { db, dialect, ping: async () => {}, close: () => db.destroy() };
+  return {
+    db,
+    dialect,
+    ping: async () => {},
+    close: async () => {
+      await db.destroy();
+      await app.close();
+      if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The statements the app runs for one scenario, in order (concurrent ones in the order they start). */
@@ -85,7 +127,7 @@ export async function appStatements(
   params: ScenarioParams,
 ): Promise<Statement[]> {
   const log: Statement[] = [];
-  const database = capturingDatabase(dialect, log);
+  const database = capturingDatabase(dialect, log, params.sampleId);
   const ctx = { database, actor: { id: 1n, role: 'admin' as const } };
   try {
     if (scenario === 'get') await getRecord(ctx, contact, String(params.sampleId));
@@ -101,11 +143,14 @@ export async function appStatements(
 
 const normal = (text: string) => text.replace(/\s+/g, ' ').trim();
 const shown = (v: unknown) => (v === null || v === undefined ? 'null' : String(v));
+/** A write's parameters as compared: the instants it carries are the time of day, which differs from run to run. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const compared = (v: unknown) => (typeof v === 'string' && INSTANT.test(v) ? '(now)' : shown(v));
 
 /**
  * Where the floor's SQL (bench/floor-sql.ts) differs from the app's, scenario
  * by scenario: one line per difference, none when they agree. Parameters are
- * compared for reads (writes carry the time of day).
+ * compared too, a write's instants as "now" (they carry the time of day).
  */
 export async function sqlDrift(dialect: Dialect, p: ScenarioParams): Promise<string[]> {
   const { floorScript } = await import('./floor-sql.ts');
@@ -118,6 +163,7 @@ export async function sqlDrift(dialect: Dialect, p: ScenarioParams): Promise<str
     gte: p.monthStart,
     lt: p.monthEnd,
     occupation: String(patchBody(1).occupation),
+    body: createBody(1),
   };
   const problems: string[] = [];
   for (const scenario of [...READ_SCENARIOS, 'get', 'create', 'patch'] as const) {
@@ -145,9 +191,9 @@ export async function sqlDrift(dialect: Dialect, p: ScenarioParams): Promise<str
         problems.push(
           `${scenario}, statement ${i + 1}:\n    app:   ${a ? normal(a.sql) : '(none)'}\n    floor: ${f ? normal(f.sql) : '(none)'}`,
         );
-      } else if (reads && a.parameters.map(shown).join('\u0000') !== f.parameters.map(shown).join('\u0000')) {
+      } else if (a.parameters.map(compared).join('\u0000') !== f.parameters.map(compared).join('\u0000')) {
         problems.push(
-          `${scenario}, statement ${i + 1}: parameters differ\n    app:   ${a.parameters.map(shown).join(', ')}\n    floor: ${f.parameters.map(shown).join(', ')}`,
+          `${scenario}, statement ${i + 1}: parameters differ\n    app:   ${a.parameters.map(compared).join(', ')}\n    floor: ${f.parameters.map(compared).join(', ')}`,
         );
       }
     }
@@ -165,7 +211,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     monthStart: '2024-03-01T00:00:00.000Z',
     monthEnd: '2024-04-01T00:00:00.000Z',
   };
-  for (const dialect of ['sqlite', 'postgres'] as const) {
+  for (const dialect of ['sqlite', 'postgres', 'mysql'] as const) {
     const drift = await sqlDrift(dialect, params);
     console.log(
       `-- ${dialect}: ${drift.length ? `the floor's SQL differs from the app's:\n${drift.join('\n')}` : "the floor's SQL is the app's"}`,

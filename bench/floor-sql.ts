@@ -4,6 +4,7 @@
 // changes, change it here; the runner compares the two before it measures
 // and prints any difference.
 import type { Dialect } from '../src/db/dialect.ts';
+import { emailKey, nameCityKey, phoneKey, sortKey } from '../src/schema/keys.ts';
 import { type ReadScenario, PER_PAGE } from './scenarios.ts';
 
 export interface Statement {
@@ -29,9 +30,56 @@ const COLUMNS = [
   'created_at',
   'updated_at',
 ];
+/** The keys the app derives from a contact's fields when it writes one (src/resources/contact.ts). */
+export const DERIVED_COLUMNS = ['email_key', 'phone_key', 'name_sort', 'name_city_key'];
 /** The columns a create writes, in the app's order. */
-export const INSERT_COLUMNS = COLUMNS.filter((c) => c !== 'id');
+export const INSERT_COLUMNS = [
+  ...COLUMNS.filter((c) => !['id', 'created_by', 'created_at', 'updated_at'].includes(c)),
+  ...DERIVED_COLUMNS,
+  'created_by',
+  'created_at',
+  'updated_at',
+];
+/**
+ * A change-log entry's columns, in the order the app writes them: PostgreSQL's data-modifying WITH names the record
+ * last, an entry inserted on its own (SQLite, MariaDB) names it after the resource.
+ */
+const ENTRY_COLUMNS = [
+  'at',
+  'actor_id',
+  'via',
+  'action',
+  'resource',
+  'changes',
+  'hidden_changed',
+  'cause_id',
+  'import_id',
+];
+const ENTRY_COLUMNS_ALONE = [...ENTRY_COLUMNS.slice(0, 5), 'record_id', ...ENTRY_COLUMNS.slice(5)];
+/**
+ * A create's values in INSERT_COLUMNS' order: the body's fields, the keys the app derives from them (its own
+ * functions: a key is the database's work to index, not a layer of the app's), who created it and when.
+ */
+export function contactValues(body: Record<string, unknown>, createdBy: unknown, now: string): unknown[] {
+  const row: Record<string, unknown> = {
+    ...body,
+    email_key: emailKey(body.email),
+    phone_key: phoneKey(body.phone, { defaultCountry: process.env.DEFAULT_COUNTRY || undefined }),
+    name_sort: sortKey(body.name),
+    name_city_key: nameCityKey(body.name, body.city),
+    created_by: createdBy,
+    created_at: now,
+    updated_at: now,
+  };
+  return INSERT_COLUMNS.map((c) => row[c] ?? null);
+}
+
+/** An update's entry: the changed field as `{ field: [before, after] }`, as the app logs it. */
+export const changeOf = (field: string, before: unknown, after: unknown) =>
+  JSON.stringify({ [field]: [before, after] });
+
 const quoted = (names: string[]) => names.map((c) => `"${c}"`).join(', ');
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 const SELECT = `select ${quoted(COLUMNS)} from "${TABLE}"`;
 
 /** What a read scenario's request carries to the floor. */
@@ -45,9 +93,13 @@ export interface ReadArgs {
   lt?: string;
 }
 
-/** `?` placeholders become `$1, $2, …` on PostgreSQL. */
+/**
+ * The statement in the dialect's spelling: `?` placeholders become `$1, $2, …` on PostgreSQL; names are quoted with
+ * backticks on MariaDB (its double quotes are string quotes). No statement here holds a double quote otherwise.
+ */
 function forDialect(dialect: Dialect, sql: string, parameters: unknown[]): Statement {
   if (dialect === 'sqlite') return { sql, parameters };
+  if (dialect === 'mysql') return { sql: sql.replace(/"([a-z_]+)"/g, '`$1`'), parameters };
   let n = 0;
   return { sql: sql.replace(/\?/g, () => `$${++n}`), parameters };
 }
@@ -56,14 +108,16 @@ function forDialect(dialect: Dialect, sql: string, parameters: unknown[]): State
 const ftsQuery = (words: string[]) => words.map((w) => `"${w.toLowerCase().replaceAll('"', '""')}"`).join(' AND ');
 
 /**
- * A search (words of 3 characters or more): the trigram index of each
- * database (migration T0003). PostgreSQL: LIKE per word on the lower-cased,
- * GIN-indexed `search_text`; SQLite: one FTS5 query for all the words.
+ * A search (words of 3 characters or more). PostgreSQL and MariaDB: LIKE per word on the lower-cased `search_text`
+ * (GIN trigram-indexed on PostgreSQL, migration T0003; read in full on MariaDB, which has no n-gram index); SQLite:
+ * one FTS5 query for all the words.
  */
 function searchCondition(dialect: Dialect, words: string[]): [string, unknown[]] {
-  if (dialect === 'postgres') {
+  if (dialect !== 'sqlite') {
+    // MariaDB reads a backslash in a literal as an escape: its one backslash is written twice.
+    const escapeChar = dialect === 'mysql' ? `'\\\\'` : `'\\'`;
     return [
-      `(${words.map(() => `"search_text" like lower(?) escape '\\'`).join(' and ')})`,
+      `(${words.map(() => `"search_text" like lower(?) escape ${escapeChar}`).join(' and ')})`,
       words.map((w) => `%${w.replace(/[\\%_]/g, '\\$&')}%`),
     ];
   }
@@ -87,6 +141,16 @@ function where(dialect: Dialect, scenario: ReadScenario, a: ReadArgs): [string, 
   }
 }
 
+/**
+ * Sorting by name reads the derived `name_sort` (the language's order): byte by byte on each database (PostgreSQL's
+ * "C" collation, MariaDB's binary one is the column's own), with NULLs first (MariaDB puts them first unasked).
+ */
+const NAME_ORDER: Record<Dialect, string> = {
+  sqlite: '"name_sort" asc nulls first, "id" asc',
+  postgres: '"name_sort" collate "C" asc nulls first, "id" asc',
+  mysql: '"name_sort" asc, "id" asc',
+};
+
 /** A list scenario: the count (absent for a cursor page) and the page, which the app runs concurrently. */
 export function listStatements(
   dialect: Dialect,
@@ -104,7 +168,7 @@ export function listStatements(
     };
   }
   // The primary key is never NULL: no NULLS clause, so that its index serves the order.
-  const order = scenario === 'sort-name' ? '"name" asc nulls first, "id" asc' : '"id" desc';
+  const order = scenario === 'sort-name' ? NAME_ORDER[dialect] : '"id" desc';
   const unfiltered = params.length === 0;
   const searched = scenario === 'search1' || scenario === 'search2';
   const count = unfiltered
@@ -126,46 +190,109 @@ export function listStatements(
 export const getById = (dialect: Dialect, id: unknown): Statement =>
   forDialect(dialect, `${SELECT} where "id" = ?`, [id]);
 
-/** The read that starts an update: on PostgreSQL it locks the row. */
+/** The read that starts an update: it locks the row (SQLite has no row locks: its transaction holds the writer's). */
 export const lockById = (dialect: Dialect, id: unknown): Statement =>
-  forDialect(dialect, `${SELECT} where "id" = ?${dialect === 'postgres' ? ' for update' : ''}`, [id]);
+  forDialect(dialect, `${SELECT} where "id" = ?${dialect === 'sqlite' ? '' : ' for update'}`, [id]);
 
-export const insertContact = (dialect: Dialect, values: unknown[]): Statement =>
+const plain = (sql: string): Statement => ({ sql, parameters: [] });
+
+/** How the app opens a write's transaction: SQLite's takes the writer's lock at once. */
+export const begin = (dialect: Dialect) => plain(dialect === 'sqlite' ? 'begin immediate' : 'begin');
+export const commit = plain('commit');
+/**
+ * SQLite's app commits the creates that arrive together in one transaction, each in a savepoint
+ * (src/db/group-commit.ts); the floor's group is its one create.
+ */
+export const savepoint = plain('savepoint grouped');
+export const releaseSavepoint = plain('release savepoint grouped');
+
+/** A write's change-log entry, as the app writes it. */
+export interface Entry {
+  at: string;
+  actorId: unknown;
+  action: 'created' | 'updated';
+  /** The changed fields as `{ field: [before, after] }` in JSON (none for a create). */
+  changes: string | null;
+}
+const via = 'api';
+const entryValues = (e: Entry) => [e.at, e.actorId, via, e.action, TABLE, e.changes, null, null, null];
+
+/**
+ * PostgreSQL writes a record and its entry in one statement (a data-modifying WITH) and SQLite and MariaDB in two:
+ * this is the first, and `logEntry` the second.
+ */
+export const writesWithEntryAtOnce = (dialect: Dialect) => dialect === 'postgres';
+
+/** The insert of a contact (`values` in INSERT_COLUMNS' order), which answers its id; with its entry on PostgreSQL. */
+export function insertContact(dialect: Dialect, values: unknown[], entry: Entry): Statement {
+  const columns = quoted(INSERT_COLUMNS);
+  const insert = `insert into "${TABLE}" (${columns}) values (${marks(INSERT_COLUMNS.length)}) returning "id"`;
+  if (!writesWithEntryAtOnce(dialect)) return forDialect(dialect, insert, values);
+  const into = `insert into "change_log" (${quoted([...ENTRY_COLUMNS, 'record_id'])})`;
+  const logged = `${into} values (${marks(ENTRY_COLUMNS.length)}, (select "id" from written))`;
+  return forDialect(dialect, `with "written" as (${insert}), "logged" as (${logged}) select "id" from "written"`, [
+    ...values,
+    ...entryValues(entry),
+  ]);
+}
+
+/** The bench's patch changes `occupation`; the app adds `updated_at`; with its entry on PostgreSQL. */
+export function updateOccupation(dialect: Dialect, occupation: unknown, entry: Entry, id: unknown): Statement {
+  const update = `update "${TABLE}" set "occupation" = ?, "updated_at" = ? where "id" = ?`;
+  const values = [occupation, entry.at, id];
+  if (!writesWithEntryAtOnce(dialect)) return forDialect(dialect, update, values);
+  const into = `insert into "change_log" (${quoted([...ENTRY_COLUMNS, 'record_id'])})`;
+  const logged = `${into} values (${marks(ENTRY_COLUMNS.length + 1)}) returning "id"`;
+  return forDialect(dialect, `with "written" as (${update} returning "id") ${logged}`, [
+    ...values,
+    ...entryValues(entry),
+    id,
+  ]);
+}
+
+/** A write's entry on its own (SQLite, MariaDB). */
+export const logEntry = (dialect: Dialect, entry: Entry, recordId: unknown): Statement =>
   forDialect(
     dialect,
-    `insert into "${TABLE}" (${quoted(INSERT_COLUMNS)}) values (${INSERT_COLUMNS.map(() => '?').join(', ')}) returning "id"`,
-    values,
+    `insert into "change_log" (${quoted(ENTRY_COLUMNS_ALONE)}) values (${marks(ENTRY_COLUMNS_ALONE.length)})`,
+    [entry.at, entry.actorId, via, entry.action, TABLE, recordId, entry.changes, null, null, null],
   );
 
-/** The bench's patch changes `occupation`; the app adds `updated_at`. */
-export const updateOccupation = (dialect: Dialect, occupation: unknown, now: string, id: unknown): Statement =>
-  forDialect(dialect, `update "${TABLE}" set "occupation" = ?, "updated_at" = ? where "id" = ?`, [occupation, now, id]);
-
-/** Every statement of a scenario in the order the floor sends them, for the comparison with the app's. */
+/**
+ * Every statement of a scenario in the order the floor sends them, for the comparison with the app's: `id` is the
+ * record read or patched, and the one a create's insert answers.
+ */
 export function floorScript(
   dialect: Dialect,
   scenario: ReadScenario | 'get' | 'create' | 'patch',
-  a: ReadArgs & { id?: unknown; values?: unknown[]; occupation?: string },
+  a: ReadArgs & { id?: unknown; body?: Record<string, unknown>; occupation?: string },
 ): Statement[] {
-  const now = new Date().toISOString();
+  const at = new Date().toISOString();
+  const separate = !writesWithEntryAtOnce(dialect);
   switch (scenario) {
     case 'get':
       return [getById(dialect, a.id)];
-    case 'create':
-      return [
-        { sql: 'begin', parameters: [] },
-        insertContact(dialect, a.values ?? []),
-        getById(dialect, 1),
-        { sql: 'commit', parameters: [] },
-      ];
-    case 'patch':
-      return [
-        { sql: 'begin', parameters: [] },
-        lockById(dialect, a.id),
-        updateOccupation(dialect, a.occupation, now, a.id),
+    case 'create': {
+      const entry: Entry = { at, actorId: 1, action: 'created', changes: null };
+      const work = [
+        insertContact(dialect, contactValues(a.body ?? {}, 1, at), entry),
+        ...(separate ? [logEntry(dialect, entry, a.id)] : []),
         getById(dialect, a.id),
-        { sql: 'commit', parameters: [] },
       ];
+      return [begin(dialect), ...(dialect === 'sqlite' ? [savepoint, ...work, releaseSavepoint] : work), commit];
+    }
+    case 'patch': {
+      // The app's capture reads a stand-in row of nulls before it (bench/app-sql.ts).
+      const entry: Entry = { at, actorId: 1, action: 'updated', changes: changeOf('occupation', null, a.occupation) };
+      return [
+        begin(dialect),
+        lockById(dialect, a.id),
+        updateOccupation(dialect, a.occupation, entry, a.id),
+        ...(separate ? [logEntry(dialect, entry, a.id)] : []),
+        getById(dialect, a.id),
+        commit,
+      ];
+    }
     default: {
       const { count, page } = listStatements(dialect, scenario, a);
       return count ? [count, page] : [page];

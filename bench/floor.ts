@@ -2,20 +2,30 @@
 // SQL for each scenario (bench/floor-sql.ts) with nothing else: no validation,
 // no authentication, no schema serialization (JSON.stringify). What the app
 // adds on top of it is what the bench measures.
-//   DATA_DIR=… (SQLite) or DATABASE_URL=postgres://… ; PORT (default 3100)
+//   DATA_DIR=… (SQLite) or DATABASE_URL=postgres://… or mysql://… ; PORT (default 3100)
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import Fastify, { type FastifyReply } from 'fastify';
+import mysql from 'mysql2';
 import pg from 'pg';
+import type { Dialect } from '../src/db/dialect.ts';
 import {
-  INSERT_COLUMNS,
+  type Entry,
   type ReadArgs,
   type Statement,
+  begin,
+  changeOf,
+  commit,
+  contactValues,
   getById,
   insertContact,
   listStatements,
   lockById,
+  logEntry,
+  releaseSavepoint,
+  savepoint,
   updateOccupation,
+  writesWithEntryAtOnce,
 } from './floor-sql.ts';
 import { READ_SCENARIOS, type ReadScenario } from './scenarios.ts';
 
@@ -57,7 +67,7 @@ function sqliteStore(dataDir: string): Store {
     all,
     async transaction(work) {
       // better-sqlite3 is synchronous: no other request runs until this one commits.
-      db.exec('begin');
+      db.exec(begin('sqlite').sql);
       try {
         const result = await work(all);
         db.exec('commit');
@@ -81,9 +91,9 @@ function postgresStore(url: string): Store {
     async transaction(work) {
       const client = await pool.connect();
       try {
-        await client.query('begin');
+        await client.query(begin('postgres').sql);
         const result = await work(run(client));
-        await client.query('commit');
+        await client.query(commit.sql);
         return result;
       } catch (error) {
         await client.query('rollback');
@@ -95,12 +105,78 @@ function postgresStore(url: string): Store {
   };
 }
 
-const store = process.env.DATABASE_URL
-  ? postgresStore(process.env.DATABASE_URL)
-  : sqliteStore(path.resolve(process.env.DATA_DIR || 'data'));
-const dialect = process.env.DATABASE_URL ? 'postgres' : 'sqlite';
+/** An instant as the app writes it, which MariaDB refuses for a DATETIME column. */
+const ISO_INSTANT = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)Z$/;
 
-// Ids and counts arrive as BigInt (none here) or digit strings (pg int8): both are written as JSON numbers' text.
+function mysqlStore(url: string): Store {
+  // The app's pool (src/db/connection.ts): its size, UTF-8 with the binary collation, UTC, 64-bit integers as digit
+  // strings, tinyint(1) as a boolean.
+  const pool = mysql.createPool({
+    uri: url.replace(/^mariadb:/, 'mysql:'),
+    connectionLimit: 10,
+    charset: 'UTF8MB4_BIN',
+    timezone: 'Z',
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    typeCast: (field, next) => {
+      if (field.type !== 'TINY' || field.length !== 1) return next();
+      const text = field.string();
+      return text === null ? null : text === '1';
+    },
+  });
+  // The app's session settings: UTC, and READ COMMITTED as on PostgreSQL.
+  pool.on('connection', (connection) => {
+    connection.query("set time_zone = '+00:00'");
+    connection.query('set session transaction isolation level read committed');
+  });
+  pool.on('error', () => {});
+  // As the app's connection does, an ISO instant is respelled `YYYY-MM-DD HH:MM:SS.sss` on its way to MariaDB; and
+  // as Kysely's MySQL driver does, statements go through query() (the text protocol), not prepared.
+  const respelled = (values: unknown[]) =>
+    values.map((v) => (typeof v === 'string' && ISO_INSTANT.test(v) ? v.replace(ISO_INSTANT, '$1 $2') : v));
+  const run =
+    (client: mysql.Pool | mysql.PoolConnection) =>
+    (s: Statement): Promise<Row[]> =>
+      new Promise((resolve, reject) =>
+        client.query(s.sql, respelled(s.parameters), (error, rows) =>
+          error ? reject(error) : resolve(Array.isArray(rows) ? (rows as Row[]) : []),
+        ),
+      );
+  return {
+    all: run(pool),
+    async transaction(work) {
+      const connection = await new Promise<mysql.PoolConnection>((resolve, reject) =>
+        pool.getConnection((error, c) => (error ? reject(error) : resolve(c))),
+      );
+      const all = run(connection);
+      try {
+        await all(begin('mysql'));
+        const result = await work(all);
+        await all(commit);
+        return result;
+      } catch (error) {
+        await all({ sql: 'rollback', parameters: [] }).catch(() => {});
+        throw error;
+      } finally {
+        connection.release();
+      }
+    },
+  };
+}
+
+const url = process.env.DATABASE_URL;
+const dialect: Dialect = !url ? 'sqlite' : /^(mysql|mariadb):/.test(url) ? 'mysql' : 'postgres';
+const store =
+  dialect === 'sqlite'
+    ? sqliteStore(path.resolve(process.env.DATA_DIR || 'data'))
+    : dialect === 'mysql'
+      ? mysqlStore(url!)
+      : postgresStore(url!);
+/** Who the floor's writes name as their author and creator: the seed's first account. */
+const ACTOR = 1;
+
+// Ids and counts arrive as BigInt (none here) or digit strings (pg int8, mysql2's big numbers): both are written as
+// JSON numbers' text.
 const json = (reply: FastifyReply, status: number, body: unknown) =>
   reply
     .code(status)
@@ -144,23 +220,37 @@ app.get<{ Params: { scenario: string }; Querystring: Record<string, string> }>(
   },
 );
 
+// A create as the app writes it: the row with its derived keys, its change-log entry (in the same statement on
+// PostgreSQL), the row read back; on SQLite in a savepoint, as the app's group commit writes each create.
 app.post<{ Body: Record<string, unknown> }>('/contacts', async (request, reply) => {
   const now = new Date().toISOString();
-  const body: Record<string, unknown> = { ...request.body, created_by: 1, created_at: now, updated_at: now };
-  const values = INSERT_COLUMNS.map((c) => body[c] ?? null);
+  const entry: Entry = { at: now, actorId: ACTOR, action: 'created', changes: null };
   const row = await store.transaction(async (all) => {
-    const [inserted] = await all(insertContact(dialect, values));
-    return (await all(getById(dialect, inserted!.id)))[0];
+    if (dialect === 'sqlite') await all(savepoint);
+    const [inserted] = await all(insertContact(dialect, contactValues(request.body, ACTOR, now), entry));
+    if (!writesWithEntryAtOnce(dialect)) await all(logEntry(dialect, entry, inserted!.id));
+    const [read] = await all(getById(dialect, inserted!.id));
+    if (dialect === 'sqlite') await all(releaseSavepoint);
+    return read;
   });
   return json(reply, 201, { data: row });
 });
 
+// A patch as the app writes it: the row read locked, the change with its entry, the row read back.
 app.patch<{ Params: { id: string }; Body: { occupation?: string } }>('/contacts/:id', async (request, reply) => {
   const id = request.params.id;
+  const occupation = request.body.occupation ?? null;
   const row = await store.transaction(async (all) => {
     const [before] = await all(lockById(dialect, id));
     if (!before) return undefined;
-    await all(updateOccupation(dialect, request.body.occupation ?? null, new Date().toISOString(), id));
+    const entry: Entry = {
+      at: new Date().toISOString(),
+      actorId: ACTOR,
+      action: 'updated',
+      changes: changeOf('occupation', before.occupation ?? null, occupation),
+    };
+    await all(updateOccupation(dialect, occupation, entry, id));
+    if (!writesWithEntryAtOnce(dialect)) await all(logEntry(dialect, entry, id));
     return (await all(getById(dialect, id)))[0];
   });
   return row ? json(reply, 200, { data: row }) : json(reply, 404, { error: 'not found' });

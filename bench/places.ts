@@ -1,14 +1,16 @@
 // What the benches that drive the app as a server share (bench/run.ts, bench/pipeline.ts): a fresh database to
-// seed (a directory under bench/.data, or a new PostgreSQL database), seeding it and adding accounts through the
-// `leadbook` command, and small HTTP and logging helpers.
+// seed (a directory under bench/.data, or a new PostgreSQL or MariaDB database), seeding it and adding accounts
+// through the `leadbook` command, and small HTTP and logging helpers.
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { Dialect } from '../src/db/dialect.ts';
 import { leadbook, ROOT, stopAll } from './processes.ts';
 
 export const PG_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const MYSQL_ADMIN = process.env.BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 export const DATA_ROOT = path.join(ROOT, 'bench/.data');
 
 export const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -36,6 +38,18 @@ export async function pgQuery<T extends pg.QueryResultRow>(url: string, text: st
   }
 }
 
+/** Runs statements on the MariaDB database at `url`, one after the other, and answers the last one's rows. */
+export async function mysqlQuery<T extends Record<string, unknown>>(url: string, ...texts: string[]): Promise<T[]> {
+  const connection = await mysql.createConnection({ uri: url.replace(/^mariadb:/, 'mysql:'), supportBigNumbers: true });
+  try {
+    let rows: unknown = [];
+    for (const text of texts) [rows] = await connection.query(text);
+    return Array.isArray(rows) ? (rows as T[]) : [];
+  } finally {
+    await connection.end();
+  }
+}
+
 export interface Place {
   dialect: Dialect;
   env: Record<string, string>;
@@ -49,7 +63,7 @@ const undropped = new Set<() => Promise<void>>();
 /** Drops every database not yet dropped (on the way out, or on Ctrl-C). */
 export const dropAll = () => Promise.allSettled([...undropped].map((drop) => drop()));
 
-/** A fresh, empty database: a directory under bench/.data, or a new PostgreSQL database. */
+/** A fresh, empty database: a directory under bench/.data, or a new PostgreSQL or MariaDB database. */
 export async function freshPlace(dialect: Dialect, name: string, appKey: string): Promise<Place> {
   const dataDir = path.join(DATA_ROOT, name);
   fs.rmSync(dataDir, { recursive: true, force: true });
@@ -65,6 +79,23 @@ export async function freshPlace(dialect: Dialect, name: string, appKey: string)
     return { dialect, env, drop };
   }
   const db = name.replace(/[^a-z0-9_]/g, '_');
+  if (dialect === 'mysql') {
+    // The collation the app's connection speaks: text compares and sorts byte by byte, as on the other two.
+    await mysqlQuery(
+      MYSQL_ADMIN,
+      `drop database if exists ${db}`,
+      `create database ${db} character set utf8mb4 collate utf8mb4_bin`,
+    );
+    const url = new URL(MYSQL_ADMIN);
+    url.pathname = `/${db}`;
+    const drop = async () => {
+      undropped.delete(drop);
+      await removeDir();
+      await mysqlQuery(MYSQL_ADMIN, `drop database if exists ${db}`);
+    };
+    undropped.add(drop);
+    return { dialect, env: { ...env, DATABASE_URL: url.toString() }, url: url.toString(), drop };
+  }
   await pgAdmin(`drop database if exists ${db} with (force)`);
   await pgAdmin(`create database ${db}`);
   const url = new URL(PG_ADMIN);
@@ -78,9 +109,10 @@ export async function freshPlace(dialect: Dialect, name: string, appKey: string)
   return { dialect, env: { ...env, DATABASE_URL: url.toString() }, url: url.toString(), drop };
 }
 
-/** Rows of a read-only query on the place's database (PostgreSQL, or the SQLite file opened read-only). */
+/** Rows of a read-only query on the place's database (PostgreSQL, MariaDB, or the SQLite file opened read-only). */
 export async function readRows<T extends Record<string, unknown>>(place: Place, text: string): Promise<T[]> {
   if (place.dialect === 'postgres') return pgQuery<T>(place.url!, text);
+  if (place.dialect === 'mysql') return mysqlQuery<T>(place.url!, text);
   const db = new SQLite(path.join(place.env.DATA_DIR!, 'leadbook.sqlite'), { readonly: true });
   try {
     return db.prepare(text).all() as T[];
@@ -101,7 +133,8 @@ export interface Seeded {
 /**
  * Seeds the place with `leadbook seed` (its progress bar shown; `pipeline`: inquiries linked to contacts, spread over
  * the stages, assigned to 8 agents); on PostgreSQL then gathers planner statistics and the visibility map, as
- * autovacuum would a minute after a bulk load.
+ * autovacuum would a minute after a bulk load, and on MariaDB the index statistics of the tables it filled, as
+ * InnoDB's own recalculation would in the background.
  */
 export async function seedPlace(
   place: Place,
@@ -128,6 +161,7 @@ export async function seedPlace(
     );
   const rate = Number(/([\d,]+) rows\/s/.exec(seeded.stdout)?.[1]?.replaceAll(',', '') ?? NaN);
   if (place.dialect === 'postgres') await pgQuery(place.url!, 'vacuum (analyze)');
+  if (place.dialect === 'mysql') await mysqlQuery(place.url!, 'analyze table contacts, inquiries');
   return {
     rows: counts.contacts + counts.inquiries,
     seconds: seeded.seconds,

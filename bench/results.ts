@@ -32,6 +32,7 @@ export type Section =
 const ORDER: Section[] = [
   'sqlite',
   'postgres',
+  'mysql',
   'startup',
   'change-log:sqlite',
   'change-log:postgres',
@@ -138,12 +139,23 @@ export const describeCode = (c: ReturnType<typeof codeState>) =>
         : ` with uncommitted changes to ${c.dirty.length} files of src/ (diff ${c.digest.slice(0, 10)})`
   }`;
 
-/** The databases `--db` names: sqlite, postgres or both (anything else fails). */
-export function dialectsOf(db: string | undefined, fail: (message: string) => never): Dialect[] {
+/**
+ * The databases `--db` names: one of those the bench measures (`supported`; by default SQLite and PostgreSQL, which
+ * every bench measures), `both` (SQLite and PostgreSQL) or `all` (every supported one); anything else fails.
+ */
+export function dialectsOf(
+  db: string | undefined,
+  fail: (message: string) => never,
+  supported: readonly Dialect[] = ['sqlite', 'postgres'],
+): Dialect[] {
   if (db === 'both') return ['sqlite', 'postgres'];
-  if (db === 'sqlite' || db === 'postgres') return [db];
-  return fail(`--db must be sqlite, postgres or both, not ${db}`);
+  if (db === 'all') return [...supported];
+  if (supported.includes(db as Dialect)) return [db as Dialect];
+  return fail(`--db must be ${supported.join(', ')}, both or all, not ${db}`);
 }
+
+/** A database's name as the sections say it. */
+export const DATABASE_NAMES: Record<Dialect, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL', mysql: 'MariaDB' };
 
 /** A markdown table; numbers already formatted. */
 export function table(head: string[], rows: string[][]): string {
@@ -186,6 +198,11 @@ export interface Report {
   seed?: { rows: number; seconds: number; rate: number };
   measured: Partial<Record<ScenarioName, Measured>>;
   storm?: { loginsPerSecond: number; idleP99?: number; stormP99: number; non2xx: number };
+  /** The code the run measured, at its start and at its end (others edit src/ meanwhile). */
+  code?: ReturnType<typeof codeState>;
+  codeAfter?: ReturnType<typeof codeState>;
+  /** The database server, its version and where it runs: `MariaDB 10.11.19 on 127.0.0.1:3306`. */
+  server?: string;
   rss: { idle?: number | null; warm?: number | null; after?: number | null };
   /** The app's RSS after each scenario. */
   rssTrail: string[];
@@ -282,13 +299,16 @@ function targets(r: Report, run: RunInfo): string[][] {
 
 /** The markdown section of one database. */
 export function section(r: Report, run: RunInfo): string {
-  const name = r.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+  const name = DATABASE_NAMES[r.dialect];
+  const driver = { sqlite: 'better-sqlite3', postgres: 'pg', mysql: 'mysql2' }[r.dialect];
+  const database = r.dialect === 'sqlite' ? driver : `${r.server ?? `${name} on 127.0.0.1`} (${driver})`;
   const lines: string[] = [
     `## ${name}`,
     '',
     `- Date: ${utcMinute(r.started)}${r.failed ? ' — **the run failed, see the notes**' : ''}${run.only ? ` — partial run (--only ${[...run.only].join(',')})` : ''}`,
     `- Machine: ${machine()}; load average at the start ${r.loadAverage.map((n) => n.toFixed(2)).join(', ')} (the machine is shared)`,
-    `- Node ${process.version}${r.dialect === 'postgres' ? ', PostgreSQL on 127.0.0.1' : ', better-sqlite3'}`,
+    `- Node ${process.version}, ${database}`,
+    ...(r.code ? [`- Code: ${describeCode(r.code)}`] : []),
     `- Rows: ${fmt.int(run.rows)} contacts and ${fmt.int(run.inquiries)} inquiries (seed ${run.seed})`,
     `- Command: \`${run.command}\` (${run.duration} s per measurement)`,
     `- Seed: ${r.seed ? `${fmt.int(r.seed.rows)} rows in ${fmt.s(r.seed.seconds)}, ${fmt.rps(r.seed.rate)} rows/s` : '–'}`,
@@ -353,6 +373,9 @@ export function section(r: Report, run: RunInfo): string {
     '',
   );
   lines.push(table(['target', 'measured', 'result'], targets(r, run)), '');
-  if (r.notes.length) lines.push('### Notes', '', ...r.notes.map((n) => `- ${n}`), '');
+  const notes = [...r.notes];
+  const changed = r.code ? codeChangedNote({ code: r.code, codeAfter: r.codeAfter }) : undefined;
+  if (changed) notes.push(changed);
+  if (notes.length) lines.push('### Notes', '', ...notes.map((n) => `- ${n}`), '');
   return lines.join('\n');
 }

@@ -1,10 +1,10 @@
-// npm run bench [-- --db sqlite|postgres|both] [--rows N] [--quick] [--duration S] [--only a,b]
+// npm run bench [-- --db sqlite|postgres|mysql|both|all] [--rows N] [--quick] [--duration S] [--only a,b]
 //
 // For each database: seeds a fresh one, starts the app (`leadbook serve`) and
 // the floor (bench/floor.ts) on it, checks that both answer every read
 // scenario with the same records, then drives each scenario with autocannon
 // from a separate process, measures CSV export and import, memory, and on
-// PostgreSQL 2 workers against 1, and writes bench/RESULTS.md.
+// PostgreSQL and MariaDB 2 workers against 1, and writes bench/RESULTS.md.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -31,6 +31,8 @@ import {
 import { LoadClient, type Server, appServer, floorServer, leadbook, procStatusKb, stopAll } from './processes.ts';
 import {
   busyNote,
+  codeState,
+  DATABASE_NAMES,
   dialectsOf,
   type Measured,
   RESULTS_FILE,
@@ -45,6 +47,7 @@ import {
   READ_SCENARIOS,
   SCENARIOS,
   type ScenarioName,
+  type ReadScenario,
   type ScenarioParams,
   appPath,
   createBody,
@@ -53,17 +56,19 @@ import {
 } from './scenarios.ts';
 
 const USAGE = `npm run bench -- [options]
-  --db sqlite|postgres|both   databases to measure (default both)
+  --db sqlite|postgres|mysql|both|all
+                              databases to measure (default all: SQLite, PostgreSQL and MariaDB; both: the first two)
   --rows N                    contacts to seed (default 1,000,000; --quick: 100,000); inquiries: a tenth of that
-  --quick                     100,000 contacts (no inquiries) and short measurements (under 5 minutes for both databases)
+  --quick                     100,000 contacts (no inquiries) and short measurements (about 5 minutes a database)
   --duration S                seconds per measurement (default 10; --quick: 1)
   --only a,b                  only these scenarios (${SCENARIOS.join(', ')}),
                               and of the other measurements only those named: csv, workers
-Writes bench/RESULTS.md. PostgreSQL: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres).`;
+Writes bench/RESULTS.md. PostgreSQL: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres);
+MariaDB: BENCH_MYSQL_URL (default mysql://root@127.0.0.1:3306/test).`;
 
 const { values: argv } = parseArgs({
   options: {
-    db: { type: 'string', default: 'both' },
+    db: { type: 'string', default: 'all' },
     rows: { type: 'string' },
     quick: { type: 'boolean', default: false },
     duration: { type: 'string' },
@@ -81,7 +86,7 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-const dialects = dialectsOf(argv.db, fail);
+const dialects = dialectsOf(argv.db, fail, ['sqlite', 'postgres', 'mysql']);
 const rows = argv.rows !== undefined ? Number(argv.rows) : argv.quick ? 100_000 : 1_000_000;
 if (!Number.isInteger(rows) || rows < 1000) fail('--rows must be a whole number of at least 1000');
 const duration = argv.duration !== undefined ? Number(argv.duration) : argv.quick ? 1 : 10;
@@ -108,6 +113,17 @@ const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.sl
 
 async function countContacts(place: Place): Promise<number> {
   return Number((await readRows<{ n: unknown }>(place, 'select count(*) as n from contacts'))[0]!.n);
+}
+
+/** The database server, its version and where it runs, as the section says them. */
+async function serverOf(place: Place): Promise<string> {
+  const host = new URL(place.url!).host;
+  if (place.dialect === 'mysql') {
+    const [row] = await readRows<{ v: string }>(place, 'select version() as v');
+    return `MariaDB ${String(row?.v).split('-')[0]} on ${host}`;
+  }
+  const [row] = await readRows<{ v: string }>(place, 'show server_version');
+  return `PostgreSQL ${String(Object.values(row ?? {})[0]).split(' ')[0]} on ${host}`;
 }
 
 // ------------------------------------------------------------------ scenarios
@@ -192,6 +208,36 @@ async function verify(
   return problems;
 }
 
+/** Milliseconds a GET takes to answer, start to last byte. */
+async function timed(url: string, token?: string): Promise<number> {
+  const started = performance.now();
+  const answer = await getJson(url, token);
+  if (answer.status !== 200) throw new Error(`GET ${url} answered ${answer.status}`);
+  return performance.now() - started;
+}
+
+/**
+ * When a read answered nothing within a measurement (each answer takes longer than the measurement, or than the
+ * queue of 10 connections before it), the time of one request at a time, app and floor in turn, after one of each
+ * has waited out the statements the measurement left running: what the section says instead of a rate.
+ */
+async function oneAtATime(appUrl: string, token: string, floorUrl: string, scenario: ScenarioName): Promise<string> {
+  await timed(appUrl, token);
+  await timed(floorUrl);
+  const app: number[] = [];
+  const bare: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    app.push(await timed(appUrl, token));
+    bare.push(await timed(floorUrl));
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  return (
+    `${LABELS[scenario]}: some of its ${duration} s measurements received no answer at all (each takes longer than ` +
+    `the measurement, or than the requests queued before it); one request at a time afterwards took ` +
+    `${fmt.ms(median(app))} ms on the app and ${fmt.ms(median(bare))} ms on the floor (median of 5 each).`
+  );
+}
+
 // ------------------------------------------------------------------ one database
 
 const rssMb = (pid: number) => {
@@ -204,6 +250,7 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     dialect,
     started: new Date(),
     loadAverage: os.loadavg(),
+    code: codeState(),
     measured: {},
     rss: {},
     rssTrail: [],
@@ -224,6 +271,7 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
   let floor: Server | undefined;
   try {
     // 1. Data.
+    if (place.dialect !== 'sqlite') report.server = await serverOf(place);
     log(`${dialect}: seeding ${fmt.int(rows)} contacts and ${fmt.int(inquiries)} inquiries`);
     const seeded = await seedPlace(place, { contacts: rows, inquiries, seed: SEED });
     report.seed = { rows: seeded.rows, seconds: seeded.seconds, rate: seeded.rate };
@@ -362,6 +410,20 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
           k.startsWith('app') ? app : floor,
         );
       report.measured[scenario] = m;
+      if ((READ_SCENARIOS as readonly string[]).includes(scenario) && Object.values(m).some((r) => r.ok === 0)) {
+        const read = scenario as ReadScenario;
+        const said = await oneAtATime(
+          app.url + appPath(read, params),
+          token,
+          floor.url + floorPath(read, params),
+          scenario,
+        ).catch(
+          (e: Error) =>
+            `${LABELS[scenario]}: a measurement received no answer, and one request could not be timed: ${e.message}`,
+        );
+        report.notes.push(said);
+        log(`${dialect}: ${said}`);
+      }
       report.rssTrail.push(`${scenario} ${fmt.mb(rssMb(appPid))}`);
       log(
         `${dialect}: ${LABELS[scenario].padEnd(30)} app ${fmt.rps(m.app10.rps).padStart(6)} req/s, floor ${fmt.rps(m.floor10.rps).padStart(6)} req/s (${fmt.ratio(m.app10.rps / m.floor10.rps)}); p50 ${fmt.ms(m.app1.p50)} ms, p99 ${fmt.ms(m.app1.p99)} ms; floor p50 ${fmt.ms(m.floor1.p50)} ms`,
@@ -407,8 +469,8 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     await app.stop();
     await floor.stop();
 
-    // 7. PostgreSQL: reads with 2 workers against 1.
-    if (dialect === 'postgres' && wanted('workers')) {
+    // 7. The server databases (PostgreSQL, MariaDB): reads with 2 workers against 1.
+    if (dialect !== 'sqlite' && wanted('workers')) {
       try {
         const two = await appServer(place.env, ['--workers', '2']);
         try {
@@ -448,10 +510,17 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
           `${dialect}: exported ${fmt.int(report.csv.exportRows)} contacts in ${fmt.s(exported.seconds)}, peak RSS ${fmt.mb(exported.peakRssMb)}`,
         );
       }
-      // The import's target is set for SQLite; on PostgreSQL it would take most of the run's minutes.
+      // The import's target is set for SQLite; on PostgreSQL and MariaDB it would take most of the run's minutes.
       if (report.csv.exportRows !== undefined && dialect === 'sqlite') {
         const target = await freshPlace(dialect, `${runName}_import`, appKey);
         cleanups.push(target.drop);
+        // The exported rows name their service, source and creator, which an import looks up by name: the target
+        // holds the seed's accounts and lookup rows (a seed of no records), as the database they came from does.
+        const lookups = await leadbook(
+          ['seed', '--contacts', '0', '--inquiries', '0', '--seed', String(SEED)],
+          target.env,
+        );
+        if (lookups.code !== 0) throw new Error(`leadbook seed failed in the import database:\n${lookups.stderr}`);
         // The import's rows are created by an admin, as an upload through the API would be.
         const owner = await leadbook(
           ['user:create', '--admin', '--email', admin.email, '--name', 'Bench Admin'],
@@ -461,7 +530,12 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
         if (owner.code !== 0) throw new Error(`leadbook user:create failed in the import database:\n${owner.stderr}`);
         const imported = await leadbook(['import', 'contacts', file], target.env, { showProgress: true });
         if (imported.code !== 0) {
-          report.csv.note = `leadbook import failed: ${imported.stderr.trim().split('\n').slice(-3).join(' ')}`;
+          // Its progress goes to standard error; what it refused, to standard output.
+          const said = [...imported.stderr.split(/[\r\n]+/), ...imported.stdout.split('\n')]
+            .filter((l) => l.trim() && !l.startsWith('importing '))
+            .slice(0, 4)
+            .join(' ');
+          report.csv.note = `leadbook import failed (exit ${imported.code}): ${said}`;
           log(`${dialect}: ${report.csv.note}`);
         } else {
           report.csv.importSeconds = imported.seconds;
@@ -482,6 +556,7 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     log(`${dialect}: FAILED: ${(error as Error).message}`);
     return report;
   } finally {
+    report.codeAfter = codeState();
     load.close();
     for (const cleanup of cleanups) await cleanup().catch((e: Error) => log(`cleanup: ${e.message}`));
   }
@@ -494,7 +569,7 @@ let failed = false;
 cleanUpOnSignal();
 fs.mkdirSync(DATA_ROOT, { recursive: true });
 log(
-  `bench: ${dialects.join(' and ')}, ${fmt.int(rows)} contacts, ${duration} s per measurement${only ? `, only ${[...only].join(',')}` : ''}`,
+  `bench: ${dialects.map((d) => DATABASE_NAMES[d]).join(', ')}, ${fmt.int(rows)} contacts, ${duration} s per measurement${only ? `, only ${[...only].join(',')}` : ''}`,
 );
 for (const dialect of dialects) {
   const report = await benchDatabase(dialect);
