@@ -217,6 +217,29 @@ describe('taking over the original Laravel database (MariaDB)', { skip }, () => 
           assert.deepEqual(row[column], value, `${table} ${i} ${column}`);
       });
     }
+    // Its own record writes (the lookup rows, the admin's role) left their change-log entries.
+    const connection = await mariadbConnection(fresh.target.database);
+    try {
+      const [entries] = await connection.query(
+        `select resource, action, count(*) as n from change_log group by resource, action order by resource`,
+      );
+      const [lookups] = await connection.query(
+        'select (select count(*) from services) + (select count(*) from sources) as n',
+      );
+      const counted = Object.fromEntries(
+        (entries as { resource: string; action: string; n: string }[]).map((e) => [
+          `${e.resource} ${e.action}`,
+          Number(e.n),
+        ]),
+      );
+      assert.equal(
+        (counted['services created'] ?? 0) + (counted['sources created'] ?? 0),
+        Number((lookups as { n: string }[])[0]!.n),
+      );
+      assert.equal(counted['users updated'], 1, "the admin's role");
+    } finally {
+      await connection.end();
+    }
     const schema = await schemaOf(fresh.target.database);
     const again = await runCli(['takeover'], env);
     assert.equal(again.code, 0, again.stderr);

@@ -11,8 +11,12 @@ import { dialectOf } from '../db/dialect.ts';
 import { takeOver } from '../db/migrate.ts';
 import { planTakeover, type TakeoverPlan } from '../db/takeover.ts';
 import type { Executor } from '../db/tables.ts';
+import { entryOf } from '../records/change-log.ts';
+import type { Context } from '../records/context.ts';
+import { insertRow, updateRow } from '../records/repository.ts';
 import { withDerived } from '../records/trash.ts';
 import { resources } from '../resources/index.ts';
+import { user as userResource } from '../resources/user.ts';
 
 export interface TakeoverOptions {
   check?: boolean;
@@ -50,22 +54,27 @@ const USER_REFERENCES = [
   ['inquiries', 'assigned_to'],
 ] as const;
 
-/** A lookup row named "Service 7" for each id the records name that has none, keeping the id. */
-async function addLookupRows(db: Executor): Promise<TakeoverReport['lookups']> {
+/**
+ * A lookup row named "Service 7" for each id the records name that has none, keeping the id; each is a create by the
+ * command line with its change-log entry, in one transaction.
+ */
+async function addLookupRows(ctx: Context): Promise<TakeoverReport['lookups']> {
   const added: TakeoverReport['lookups'] = [];
   const now = new Date().toISOString();
   for (const { column, table, label } of LOOKUPS) {
+    const resource = resources.find((r) => r.table === table)!;
     const { rows } = await sql<{ id: string | number }>`
       select distinct ${sql.ref(column)} as id from (
         select ${sql.ref(column)} from contacts union select ${sql.ref(column)} from inquiries) named
       where ${sql.ref(column)} is not null and ${sql.ref(column)} not in (select id from ${sql.table(table)})
-      order by 1`.execute(db);
+      order by 1`.execute(ctx.database.db);
     const ids = rows.map((r) => String(r.id));
-    for (const id of ids)
-      await db
-        .insertInto(table)
-        .values({ id: BigInt(id), name: `${label} ${id}`, active: true, created_at: now, updated_at: now })
-        .execute();
+    await ctx.database.db.transaction().execute(async (trx) => {
+      for (const id of ids) {
+        const values = { id: BigInt(id), name: `${label} ${id}`, active: true, created_at: now, updated_at: now };
+        await insertRow(trx, resource, values, entryOf(ctx, resource, 'created', null, values));
+      }
+    });
     if (ids.length) added.push({ table, ids });
   }
   return added;
@@ -129,7 +138,10 @@ async function fillDerivedKeys(database: Database): Promise<number> {
   return filled;
 }
 
-/** Every inquiry without a stage starts in the first open one, as on a new install. */
+/**
+ * Every inquiry without a stage starts in the first open one, as on a new install. A backfill, as the pipeline's
+ * migration (T0007) made it on the other databases: no entry per inquiry, which would fill every activity feed.
+ */
 async function placeInquiries(db: Executor): Promise<void> {
   const first = await db
     .selectFrom('stages')
@@ -145,18 +157,27 @@ async function placeInquiries(db: Executor): Promise<void> {
     .execute();
 }
 
-/** Makes one user admin when none is: the one named, else the oldest account. Answers the admin's email. */
-async function ensureAdmin(db: Executor, email?: string): Promise<string | null> {
+/**
+ * Makes one user admin when none is: the one named, else the oldest account; an update by the command line with its
+ * change-log entry. Answers the admin's email.
+ */
+async function ensureAdmin(ctx: Context, email?: string): Promise<string | null> {
+  const { db } = ctx.database;
   const admin = await db.selectFrom('users').select('email').where('role', '=', 'admin').executeTakeFirst();
   if (admin) return admin.email;
-  let query = db.selectFrom('users').select(['id', 'email']).orderBy('id').limit(1);
+  let query = db.selectFrom('users').select(['id', 'email', 'role']).orderBy('id').limit(1);
   if (email) query = query.where(sql`lower(email)`, '=', email.toLowerCase());
   const chosen = await query.executeTakeFirst();
   if (!chosen) {
     if (email) throw new Error(`no user has the email ${email}`);
     return null;
   }
-  await db.updateTable('users').set({ role: 'admin' }).where('id', '=', chosen.id).execute();
+  const values = { role: 'admin' };
+  await db
+    .transaction()
+    .execute((trx) =>
+      updateRow(trx, userResource, BigInt(chosen.id), values, entryOf(ctx, userResource, 'updated', chosen, values)),
+    );
   return chosen.email;
 }
 
@@ -198,12 +219,13 @@ export async function takeoverCommand(options: TakeoverOptions): Promise<void> {
       return;
     }
     const result = await takeOver(database.db);
+    const ctx: Context = { database, via: 'cli' };
     const report: TakeoverReport = {
       plan,
-      lookups: await addLookupRows(database.db),
+      lookups: await addLookupRows(ctx),
       unlinked: await unlinkedUsers(database.db),
       unkeptForeignKeys: result.unkeptForeignKeys,
-      admin: await ensureAdmin(database.db, options.admin),
+      admin: await ensureAdmin(ctx, options.admin),
       keysFilled: 0,
     };
     await placeInquiries(database.db);
