@@ -65,6 +65,28 @@ const SERVER_NAMES: Record<Kind, string> = { sqlite: 'SQLite', postgres: 'Postgr
 const besides = (file: string) =>
   path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
 
+/**
+ * A dump written by `dump` next to FILE, checked by `check`, then made durable and renamed into place: FILE is never
+ * half a backup, and a failed one leaves nothing behind.
+ */
+async function writeWhole(
+  file: string,
+  dump: (tmp: string) => Promise<unknown>,
+  check: (tmp: string) => Promise<void>,
+) {
+  const tmp = besides(file);
+  try {
+    await dump(tmp);
+    await check(tmp);
+    fsyncFile(tmp);
+    fs.renameSync(tmp, file);
+    fsyncDir(path.dirname(file));
+  } catch (error) {
+    fs.rmSync(tmp, { force: true });
+    throw error;
+  }
+}
+
 function fsyncFile(file: string): void {
   const fd = fs.openSync(file, 'r+');
   try {
@@ -285,17 +307,11 @@ async function serverCounts(config: Config): Promise<Record<string, number>> {
 
 async function backupPostgres(config: Config, file: string): Promise<string> {
   const { url, env } = pgConnection(config.databaseUrl!);
-  const tmp = besides(file);
-  try {
-    await run('pg_dump', ['--format=custom', `--file=${tmp}`, `--dbname=${url}`], env);
-    await checkPgBackup(tmp, env);
-    fsyncFile(tmp);
-    fs.renameSync(tmp, file);
-    fsyncDir(path.dirname(file));
-  } catch (error) {
-    fs.rmSync(tmp, { force: true });
-    throw error;
-  }
+  await writeWhole(
+    file,
+    (tmp) => run('pg_dump', ['--format=custom', `--file=${tmp}`, `--dbname=${url}`], env),
+    (tmp) => checkPgBackup(tmp, env),
+  );
   return `Backed up ${url} to ${file} (pg_dump custom format, ${Math.ceil(fs.statSync(file).size / 1024)} KiB).`;
 }
 
@@ -368,24 +384,17 @@ async function checkMysqlBackup(file: string): Promise<void> {
 
 async function backupMysql(config: Config, file: string): Promise<string> {
   const { args, env, shown } = mysqlConnection(config.databaseUrl!);
-  const tmp = besides(file);
-  try {
-    // --single-transaction: one consistent snapshot while the app writes on; --hex-blob: binary values (avatars)
-    // survive any client's reading; triggers (the record counters) come along by default.
-    await run(
-      'mariadb-dump',
-      ['--single-transaction', '--hex-blob', '--skip-lock-tables', `--result-file=${tmp}`, ...args],
-      env,
-      INSTALL_MARIADB_TOOLS,
-    );
-    await checkMysqlBackup(tmp);
-    fsyncFile(tmp);
-    fs.renameSync(tmp, file);
-    fsyncDir(path.dirname(file));
-  } catch (error) {
-    fs.rmSync(tmp, { force: true });
-    throw error;
-  }
+  await writeWhole(
+    file,
+    (tmp) =>
+      run(
+        'mariadb-dump',
+        ['--single-transaction', '--hex-blob', '--skip-lock-tables', `--result-file=${tmp}`, ...args],
+        env,
+        INSTALL_MARIADB_TOOLS,
+      ),
+    checkMysqlBackup,
+  );
   return `Backed up ${shown} to ${file} (mariadb-dump, ${Math.ceil(fs.statSync(file).size / 1024)} KiB).`;
 }
 
