@@ -39,6 +39,36 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('notes and tasks done on one unanswered inquiry at once: all written, its first response set once', async () => {
+      const made = await app.post('/api/v1/inquiries', { name: 'Rush Hour', email: 'rush@example.org' });
+      assert.equal(made.status, 201, made.text);
+      const id = made.body.data.id;
+      const tasks = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => app.post('/api/v1/tasks', { title: `Call ${i}`, inquiry_id: id })),
+      );
+      for (const t of tasks) assert.equal(t.status, 201, t.text);
+      // Each write names the inquiry (its foreign key) and, being a response, updates it: on MariaDB and PostgreSQL
+      // they would deadlock if each took the inquiry's row lock only after its own write.
+      const answers = await Promise.all([
+        ...Array.from({ length: 12 }, (_, i) => app.post(`/api/v1/inquiries/${id}/notes`, { body: `Note ${i}` })),
+        ...tasks.map((t) =>
+          app.patch(`/api/v1/tasks/${t.body.data.id}`, { inquiry_id: id, done_at: new Date().toISOString() }),
+        ),
+      ]);
+      assert.deepEqual(
+        answers.filter((a) => a.status >= 300).map((a) => `${a.status} ${a.text}`),
+        [],
+      );
+      const entries = await app.database.db
+        .selectFrom('change_log')
+        .select('changes')
+        .where('resource', '=', 'inquiries')
+        .where('record_id', '=', id)
+        .where('action', '=', 'updated')
+        .execute();
+      assert.equal(entries.filter((e) => String(e.changes).includes('first_response_at')).length, 1);
+    });
+
     test('writes asked for together: one failing after it wrote is undone alone, the others are kept', async () => {
       const write = (name: string, fail: boolean) =>
         groupedTransaction(app.database, async (trx) => {

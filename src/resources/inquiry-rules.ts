@@ -89,6 +89,15 @@ const responds = (ctx: Context) =>
   Boolean(ctx.actor && ctx.actor.id > 0n) && ctx.via !== 'intake' && ctx.via !== 'import';
 
 /**
+ * Takes the row lock of the inquiry a response names, before the write that names it. That write's foreign-key check
+ * takes a shared lock on the inquiry (MariaDB's S, PostgreSQL's key share), and two responses each holding one while
+ * waiting to lock it in markResponded would deadlock.
+ */
+export async function lockResponded(trx: Executor, ctx: Context, id: unknown): Promise<void> {
+  if (id !== null && id !== undefined && responds(ctx)) await selectById(trx, inquiry, BigInt(String(id)), true);
+}
+
+/**
  * The inquiry's first response, when this is it: a note on it or a task about it done (the stage's move is part of
  * the inquiry's own update). Logged as a change of the inquiry, in the caller's transaction.
  */

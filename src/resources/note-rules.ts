@@ -7,7 +7,7 @@ import type { Context } from '../records/context.ts';
 import { notify } from '../records/notifications.ts';
 import type { Row } from '../records/repository.ts';
 import type { RecordHooks } from '../records/rules.ts';
-import { markResponded } from './inquiry-rules.ts';
+import { lockResponded, markResponded } from './inquiry-rules.ts';
 
 const MENTION = /(?<![\p{L}\p{N}._%+-])@([\p{L}\p{N}._%+-]+(?:@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+)?)/gu;
 const squash = (text: string) => text.replace(/\s+/g, '').toLowerCase();
@@ -51,7 +51,8 @@ async function noticeMentions(trx: Executor, ctx: Context, before: Row | null, n
 }
 
 export const noteRules: RecordHooks = {
-  async beforeCreate(trx, _ctx, values) {
+  async beforeCreate(trx, ctx, values) {
+    await lockResponded(trx, ctx, values.inquiry_id);
     values.mentions = await mentionsIn(trx, String(values.body ?? ''));
   },
   async afterCreate(trx, ctx, record) {
