@@ -17,9 +17,6 @@ import { type Delivered, type Receiver, startReceiver, until } from '../helpers/
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const password = 'a passphrase for the hooks 42';
 const KILLS = process.env.LEADBOOK_SOAK ? 50 : 10;
-// Processes killed and frozen ask nothing of one Node line more than another: CI runs this once, on the pinned Node
-// (its second pass, on Node 22, must stay short; the in-process webhook tests run there too).
-const SKIP = process.env.LEADBOOK_TEST_NODE === '22' ? 'runs on the pinned Node only' : false;
 
 /** Each record's events as the receiver first accepted them: its step numbers (created: 0), in arrival order. */
 function stepsPerRecord(accepted: readonly Delivered[]): Map<number, number[]> {
@@ -35,7 +32,7 @@ function stepsPerRecord(accepted: readonly Delivered[]): Map<number, number[]> {
 }
 
 for (const dialect of DIALECTS) {
-  describe(`webhooks across processes (${dialect})`, { timeout: 600_000, skip: SKIP }, () => {
+  describe(`webhooks across processes (${dialect})`, { timeout: 600_000 }, () => {
     let fresh: FreshDatabase;
     let env: Record<string, string>;
     let token: string;
