@@ -70,6 +70,23 @@ export function containsText<T>(db: Kysely<T>, column: string, term: string, low
  */
 export const searchReadsEveryMatch = <T>(db: Kysely<T>) => dialectOf(db) === 'postgres';
 
+/**
+ * Why a server reached by a `mysql://` URL cannot hold Leadbook (its `version()`), or null. MariaDB 10.5 and later
+ * answer `INSERT … RETURNING` and `DELETE … RETURNING`, which the write path relies on; MySQL (8 included) has neither.
+ */
+export function mysqlServerRefusal(version: string): string | null {
+  // (Some MariaDB builds say 5.5.5- first, for old MySQL clients.)
+  const [major = 0, minor = 0] = version
+    .replace(/^5\.5\.5-/, '')
+    .split(/[.-]/)
+    .map(Number);
+  if (!/mariadb/i.test(version))
+    return `this server is MySQL ${version}; Leadbook runs on MariaDB 10.5 or later (MySQL has no INSERT … RETURNING)`;
+  if (major < 10 || (major === 10 && minor < 5))
+    return `this server is MariaDB ${version}; Leadbook needs MariaDB 10.5 or later (INSERT … RETURNING)`;
+  return null;
+}
+
 const UNIQUE_VIOLATION = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'ER_DUP_ENTRY']);
 const FOREIGN_KEY_VIOLATION = new Set([
   '23503',

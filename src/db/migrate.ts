@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileMigrationProvider, type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
-import { dialectOf } from './dialect.ts';
+import { FileMigrationProvider, type Kysely, type Migration, type MigrationResultSet, Migrator, sql } from 'kysely';
+import { dialectOf, mysqlServerRefusal } from './dialect.ts';
 import { applyTakeover, holdsAnotherApp, type TakeoverResult } from './takeover.ts';
 import type { DB } from './tables.ts';
 
@@ -29,6 +29,7 @@ async function mysqlMigrations(takeover?: Migration): Promise<Record<string, Mig
 }
 
 export class AnotherAppsDatabase extends Error {}
+export class UnsupportedServer extends Error {}
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
   return migrate(db);
@@ -50,6 +51,11 @@ export async function takeOver(db: Kysely<DB>): Promise<TakeoverResult> {
 
 async function migrate(db: Kysely<DB>, takeover?: Migration): Promise<MigrationResultSet> {
   const mysql = dialectOf(db) === 'mysql';
+  if (mysql) {
+    const { rows } = await sql<{ version: string }>`select version() as version`.execute(db);
+    const refusal = mysqlServerRefusal(rows[0]!.version);
+    if (refusal) throw new UnsupportedServer(refusal);
+  }
   if (mysql && !takeover && (await holdsAnotherApp(db)))
     throw new AnotherAppsDatabase(
       'this database holds another app’s tables (users, contacts…); run `leadbook takeover --check` to see what ' +
