@@ -8,6 +8,7 @@ import qs from 'qs';
 import type { Accounts } from './accounts/context.ts';
 import { createMailer } from './accounts/mail.ts';
 import { mailTokenExpiry } from './accounts/mail-token-expiry.ts';
+import { keepPasswordsFor } from './accounts/passwords.ts';
 import { decrypt, encrypt, loadAppKey } from './accounts/secrets.ts';
 import { databaseStore } from './accounts/throttle.ts';
 import { serveAccounts } from './accounts/user-rules.ts';
@@ -149,6 +150,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     webhookBacklog(database.db),
   );
   serveAccounts(accounts);
+  keepPasswordsFor(config);
 
   declareRouteAccess(
     app,

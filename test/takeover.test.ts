@@ -311,6 +311,34 @@ describe('taking over the original Laravel database (MariaDB)', { skip }, () => 
       if (used) assert.ok(!codes.includes(used));
     }
   });
+
+  test('beside the original app: a password changed in Leadbook is bcrypt, as Laravel writes it, and PHP accepts it', async () => {
+    const user = manifest.users.find((u) => !u.two_factor && u.email_verified)!;
+    const issued = await call(served.url, 'POST', '/api/v1/auth/token', null, {
+      email: user.email,
+      password: user.password,
+      device_name: 'password change',
+    });
+    assert.equal(issued.status, 201, issued.text);
+    const changed = `${user.password} and then some`;
+    const put = await call(served.url, 'PUT', '/api/v1/me/password', issued.body.token, {
+      current_password: user.password,
+      password: changed,
+    });
+    assert.equal(put.status, 204, put.text);
+    const stored = (await php.rows('users')).find((row) => row.email === user.email)!;
+    assert.match(String(stored.password), /^\$2y\$12\$/);
+    assert.equal(await php.hashCheck(user.email, changed), true, 'PHP accepts the new password');
+    assert.equal(await php.hashCheck(user.email, user.password), false, 'and no longer the old one');
+    const again = await call(served.url, 'POST', '/api/v1/auth/token', null, {
+      email: user.email,
+      password: changed,
+      device_name: 'after the change',
+    });
+    assert.equal(again.status, 201, again.text);
+    const kept = (await php.rows('users')).find((row) => row.email === user.email)!;
+    assert.equal(kept.password, stored.password, 'signing in leaves the bcrypt hash as it is');
+  });
 });
 
 describe('a Laravel database kept in another timezone (APP_TIMEZONE=Europe/Berlin)', { skip }, () => {

@@ -1,9 +1,11 @@
 // Password hashing: argon2id at (at least) OWASP's parameters, computed on
 // libuv's thread pool so the event loop keeps serving. Hashes from the original
-// service (bcrypt, $2y$/$2b$) verify and are upgraded on the next sign-in.
+// service (bcrypt, $2y$/$2b$) verify and are upgraded on the next sign-in;
+// while the original app runs beside Leadbook (LARAVEL_COEXIST), new passwords
+// are bcrypt, as Laravel writes them, and stay so.
 import os from 'node:os';
 import { type Algorithm, hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
-import { verify as bcryptVerify } from '@node-rs/bcrypt';
+import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
 import { dictionary } from '@zxcvbn-ts/language-common';
 import pLimit from 'p-limit';
 
@@ -17,9 +19,19 @@ const verifyBcrypt: typeof bcryptVerify = (...args) => hashing(() => bcryptVerif
 
 // Algorithm is an ambient const enum; 2 is Argon2id.
 const ARGON2 = { algorithm: 2 as Algorithm, memoryCost: 19 * 1024, timeCost: 2, parallelism: 1 };
+/** Laravel's rounds since version 11 (8 had 10). */
+const BCRYPT_COST = 12;
 
-export function hashPassword(plain: string): Promise<string> {
-  return hash(plain, ARGON2);
+/** How new passwords are kept in this process: set once from the config (LARAVEL_COEXIST: bcrypt). */
+let scheme: 'argon2id' | 'bcrypt' = 'argon2id';
+export function keepPasswordsFor(config: { laravelCoexist: boolean }): void {
+  scheme = config.laravelCoexist ? 'bcrypt' : 'argon2id';
+}
+
+export async function hashPassword(plain: string): Promise<string> {
+  if (scheme === 'argon2id') return hash(plain, ARGON2);
+  // $2b$ and PHP's $2y$ name the same algorithm; Laravel's hasher writes (and its `needsRehash` expects) $2y$.
+  return (await hashing(() => bcryptHash(plain, BCRYPT_COST))).replace(/^\$2b\$/, '$2y$');
 }
 
 export interface PasswordCheck {
@@ -39,10 +51,14 @@ export async function checkPassword(stored: string | null | undefined, plain: st
     return { ok: false, needsRehash: false };
   }
   try {
-    if (/^\$2[aby]\$/.test(stored)) return { ok: await verifyBcrypt(plain, stored), needsRehash: true };
+    if (/^\$2[aby]\$/.test(stored)) {
+      const ok = await verifyBcrypt(plain, stored);
+      return { ok, needsRehash: ok && scheme !== 'bcrypt' };
+    }
     if (stored.startsWith('$argon2')) {
       const ok = await verify(stored, plain);
       const weaker =
+        scheme !== 'argon2id' ||
         !stored.startsWith('$argon2id$') ||
         !/m=(\d+),t=(\d+)/.test(stored) ||
         Number(/m=(\d+)/.exec(stored)![1]) < ARGON2.memoryCost ||

@@ -77,9 +77,9 @@ export async function checkCredentials(
   if (!fromDbBool(user.active))
     throw new AppError(401, 'deactivated', 'This account has been deactivated. Ask an admin to turn it back on.');
   await clearFailures(a.database.db, user.id);
-  // An older hash (bcrypt from the original service) becomes argon2id now that we know the password; not while the
-  // original app runs beside Leadbook (LARAVEL_COEXIST), which reads bcrypt only.
-  if (check.needsRehash && !a.config.laravelCoexist) {
+  // A hash of another kind than new passwords get (passwords.ts: bcrypt from the original service, or argon2id while
+  // the original app runs beside Leadbook and reads bcrypt only) is replaced now that we know the password.
+  if (check.needsRehash) {
     await setUserColumns(a.database.db, user.id, { password: await hashPassword(password) });
   }
   return user;

@@ -1,13 +1,16 @@
 // What every command that works on the data does around its work: open the
 // configured database, bring it to the latest migration, close it afterwards.
 // A refused operation (AppError) is told as its detail and field messages.
+import { keepPasswordsFor } from '../accounts/passwords.ts';
 import { loadConfig } from '../config.ts';
 import { type Database, openDatabase } from '../db/connection.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { AppError } from '../errors.ts';
 
 export async function withDatabase(work: (database: Database) => Promise<void>, refused?: string): Promise<void> {
-  const database = openDatabase(loadConfig());
+  const config = loadConfig();
+  keepPasswordsFor(config);
+  const database = openDatabase(config);
   try {
     await migrateToLatest(database.db);
     await work(database);
