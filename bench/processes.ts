@@ -8,6 +8,12 @@ import type { LoadJob, LoadResult } from './load.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/leadbook.js');
+/** The Node flags the `leadbook` command runs with (its shebang, and package.json's start). */
+const NODE_FLAGS = fs
+  .readFileSync(BIN, 'utf8')
+  .split('\n')[0]!
+  .split(' ')
+  .filter((word) => word.startsWith('--'));
 
 /** A number from /proc/<pid>/status in kB (VmRSS: resident now; VmHWM: the peak), or null when the process is gone. */
 export function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
@@ -52,7 +58,7 @@ export function leadbook(
 ): Promise<CommandResult> {
   return new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [...NODE_FLAGS, BIN, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -146,7 +152,7 @@ export async function startServer(
 }
 
 export const appServer = (env: Record<string, string>, extra: string[] = []) =>
-  startServer([BIN, 'serve', ...extra], env);
+  startServer([...NODE_FLAGS, BIN, 'serve', ...extra], env);
 export const floorServer = (env: Record<string, string>) =>
   startServer(['--import', 'tsx', path.join(ROOT, 'bench/floor.ts')], env);
 

@@ -66,6 +66,20 @@ describe('runtime', () => {
     }
   });
 
+  test('the leadbook command (its shebang) and npm start run Node with the same flags: a small young generation', async () => {
+    const bin = path.join(ROOT, 'bin/leadbook.js');
+    const shebang = fs.readFileSync(bin, 'utf8').split('\n')[0]!;
+    assert.match(shebang, /^#!\/usr\/bin\/env -S node /);
+    const flagsOf = (command: string) => command.split(/\s+/).filter((word) => word.startsWith('--'));
+    const start = (pkg as unknown as { scripts: Record<string, string> }).scripts.start!;
+    assert.deepEqual(flagsOf(shebang), flagsOf(start.replace(/ serve$/, '')));
+    assert.ok(flagsOf(start).includes('--max-semi-space-size=4'), start);
+    // Run as a program, the shebang's flags reach the Node that runs it (env -S splits them).
+    const pathWithNode = `${path.dirname(process.execPath)}:${process.env.PATH}`;
+    const result = await run(bin, ['--version'], { cwd: ROOT, env: { ...process.env, PATH: pathWithNode } });
+    assert.equal(result.stdout.trim(), pkg.version);
+  });
+
   test('a fresh build discovers every migration from its own folder (and nothing else there)', async () => {
     // Compiled into a folder of its own, inside node_modules so that its imports resolve.
     const out = path.join(ROOT, 'node_modules/.cache', `leadbook-runtime-${randomBytes(4).toString('hex')}`);
