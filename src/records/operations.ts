@@ -25,6 +25,7 @@ import {
   insertRows,
   type Row,
   selectById,
+  selectWithCounts,
   selectReferencing,
   selectCountedRows,
   selectRows,
@@ -345,19 +346,26 @@ export async function recordActivity(ctx: Context, resource: Resource, rawId: st
   return timeline(ctx, resource, BigInt(record[resource.primaryKey.name] as bigint), cursor);
 }
 
-/** Reads a record; `ability`: what the reader means to do with it (a page offering to edit it checks 'update'). */
+/**
+ * Reads a record; `ability`: what the reader means to do with it (a page offering to edit it checks 'update').
+ * `withCounts`: the counts of the records that name it too, read in the same statement (they are not in the ETag).
+ */
 export async function getRecord(
   ctx: Context,
   resource: Resource,
   rawId: string,
   ability: Ability = 'read',
-): Promise<RecordResult> {
+  options: { withCounts?: boolean } = {},
+): Promise<RecordResult & { counts?: Row }> {
   const actor = authorize(ctx, resource);
   const { db } = ctx.database;
-  const record = await selectById(db, resource, parseId(rawId));
-  if (!record || !visibleTo(actor, resource, record)) throw notFound();
-  if (ability !== 'read') authorize(ctx, resource, ability, record);
-  return { record, etag: etagOf(record) };
+  const id = parseId(rawId);
+  const found = options.withCounts
+    ? await selectWithCounts(db, resource, id)
+    : await selectById(db, resource, id).then((record) => record && { record, counts: undefined });
+  if (!found || !visibleTo(actor, resource, found.record)) throw notFound();
+  if (ability !== 'read') authorize(ctx, resource, ability, found.record);
+  return { record: found.record, etag: etagOf(found.record), counts: found.counts };
 }
 
 /**

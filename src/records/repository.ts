@@ -17,7 +17,7 @@ import {
 import { type EntryValues, insertEntry } from './entries.ts';
 import { type AnyRecordTables, asRecordTables, type Executor } from '../db/tables.ts';
 import type { Filter, ListPlan, ReadScope, SortKey } from '../derive/list-query.ts';
-import type { Field, Resource } from '../schema/resource.ts';
+import { countsOf, type Field, type Resource } from '../schema/resource.ts';
 
 export type Row = Record<string, unknown>;
 type EB = ExpressionBuilder<AnyRecordTables, string>;
@@ -346,6 +346,32 @@ export async function selectById(db: Executor, resource: Resource, id: bigint, l
     .$if(lock, (q) => q.forUpdate())
     .executeTakeFirst();
   return row && rowToRecord(resource, row);
+}
+
+/**
+ * A record by id with the counts of the records that name it (a contact's `inquiries_count`), in one statement: the
+ * counts are scalar subqueries, so a read of one record is one round trip.
+ */
+export async function selectWithCounts(db: Executor, resource: Resource, id: bigint) {
+  const pk = resource.primaryKey;
+  const counts = countsOf(resource);
+  const row = await asRecordTables(db)
+    .selectFrom(resource.table)
+    .select(columns(resource))
+    .select((eb) =>
+      counts.map(({ resource: other, field }) =>
+        eb
+          .selectFrom(`${other.table} as counted`)
+          .select(sql<string | number | bigint>`count(*)`.as('n'))
+          .whereRef(`counted.${field.name}`, '=', `${resource.table}.${pk.name}`)
+          .as(field.countAs!),
+      ),
+    )
+    .where(pk.name, '=', param(pk, id))
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const counted = counts.map(({ field }) => [field.countAs!, Number(row[field.countAs!])]);
+  return { record: rowToRecord(resource, row), counts: Object.fromEntries(counted) as Row };
 }
 
 /** Inserts a row, and its change-log entry when given (in one statement where the database can); answers its id. */

@@ -102,7 +102,9 @@ export function recordRoutes(database: Database, resource: Resource) {
       },
       async (request: IdRequest, reply) => {
         const ctx = contextOf(database, request);
-        const { record, etag } = await getRecord(ctx, resource, request.params.id);
+        const { record, etag, counts } = await getRecord(ctx, resource, request.params.id, 'read', {
+          withCounts: true,
+        });
         withEtag(reply, etag);
         if (
           request.headers['if-none-match']
@@ -111,7 +113,7 @@ export function recordRoutes(database: Database, resource: Resource) {
             .includes(etag)
         )
           return reply.code(304).send();
-        return { data: await withCounts(ctx, resource, record) };
+        return { data: { ...record, ...counts } };
       },
     );
 
