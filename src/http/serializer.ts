@@ -18,12 +18,19 @@ function forSerializer(schema: unknown): unknown {
   return out;
 }
 
+/**
+ * Each route's serializer is compiled when it first answers with that status, not when the server starts: most of
+ * the ~160 routes' answers are never sent by a given process, and each compiled one keeps its generated source.
+ */
 export function buildSerializerFactory(
   externalSchemas: Record<string, unknown> = {},
   options: Record<string, unknown> = {},
 ) {
   const schemas = Object.fromEntries(Object.entries(externalSchemas).map(([id, s]) => [id, forSerializer(s)]));
-  return ({ schema }: { schema: JsonSchema }) =>
-    // fast-json-stringify's types want a narrower schema type than the JSON we build.
-    fastJsonStringify(forSerializer(schema) as never, { ...options, schema: schemas as never });
+  return ({ schema }: { schema: JsonSchema }) => {
+    let stringify: ((data: unknown) => string) | undefined;
+    return (data: unknown) =>
+      // fast-json-stringify's types want a narrower schema type than the JSON we build.
+      (stringify ??= fastJsonStringify(forSerializer(schema) as never, { ...options, schema: schemas as never }))(data);
+  };
 }
