@@ -29,8 +29,10 @@ export function buildSerializerFactory(
   const schemas = Object.fromEntries(Object.entries(externalSchemas).map(([id, s]) => [id, forSerializer(s)]));
   return ({ schema }: { schema: JsonSchema }) => {
     let stringify: ((data: unknown) => string) | undefined;
-    return (data: unknown) =>
+    return (data: unknown) => {
       // fast-json-stringify's types want a narrower schema type than the JSON we build.
-      (stringify ??= fastJsonStringify(forSerializer(schema) as never, { ...options, schema: schemas as never }))(data);
+      stringify ??= fastJsonStringify(forSerializer(schema) as never, { ...options, schema: schemas as never });
+      return stringify(data);
+    };
   };
 }
