@@ -584,9 +584,9 @@ async function writeUpdate(
 ): Promise<RecordResult> {
   const actor = authorize(ctx, resource, 'update', true);
   const stored = await prepare(resource, input);
-  const { db } = ctx.database;
   const { record, changeId } = await uniqueAsFieldError(ctx, resource, input, () =>
-    db.transaction().execute(async (trx) => {
+    // Updates that arrive together share a transaction on SQLite, as creates do (src/db/group-commit.ts).
+    groupedTransaction(ctx.database, async (trx) => {
       const before = await selectById(trx, resource, id, true);
       if (!before || !visibleTo(actor, resource, before)) throw notFound();
       authorize(ctx, resource, 'update', before);
