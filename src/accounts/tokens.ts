@@ -4,6 +4,7 @@
 // src/http/access.ts) and may expire; its owner is mailed a week before.
 import type { Selectable } from 'kysely';
 import { dialectOf } from '../db/dialect.ts';
+import { runPrepared } from '../db/prepared.ts';
 import { logEvent } from '../records/change-log.ts';
 import type { PersonalAccessTokensTable } from '../db/tables.ts';
 import { AppError, type FieldErrorBag } from '../errors.ts';
@@ -215,27 +216,35 @@ const TOKEN_COLUMNS = ['id', 'user_id', 'last_used_at', 'abilities', 'expires_at
  */
 async function tokenRow(db: Accounts['database']['db'], hash: string) {
   if (dialectOf(db) === 'sqlite') {
-    const token = await db
-      .selectFrom('personal_access_tokens')
-      .select(TOKEN_COLUMNS)
-      .where('token_hash', '=', hash)
-      .executeTakeFirst();
-    const user = token && (await db.selectFrom('users').selectAll().where('id', '=', token.user_id).executeTakeFirst());
+    const [token] = await runPrepared(
+      db,
+      'token by hash',
+      () => db.selectFrom('personal_access_tokens').select(TOKEN_COLUMNS).where('token_hash', '=', hash),
+      [hash],
+    );
+    if (!token) return undefined;
+    const byId = () => db.selectFrom('users').selectAll().where('id', '=', token.user_id);
+    const [user] = await runPrepared(db, 'user by id', byId, [token.user_id]);
     return user ? { token, user } : undefined;
   }
-  const row = await db
-    .selectFrom('personal_access_tokens as t')
-    .innerJoin('users', 'users.id', 't.user_id')
-    .selectAll('users')
-    .select([
-      't.id as token_id',
-      't.user_id as token_user_id',
-      't.last_used_at as token_last_used_at',
-      't.abilities as token_abilities',
-      't.expires_at as token_expires_at',
-    ])
-    .where('t.token_hash', '=', hash)
-    .executeTakeFirst();
+  const [row] = await runPrepared(
+    db,
+    'token and user by hash',
+    () =>
+      db
+        .selectFrom('personal_access_tokens as t')
+        .innerJoin('users', 'users.id', 't.user_id')
+        .selectAll('users')
+        .select([
+          't.id as token_id',
+          't.user_id as token_user_id',
+          't.last_used_at as token_last_used_at',
+          't.abilities as token_abilities',
+          't.expires_at as token_expires_at',
+        ])
+        .where('t.token_hash', '=', hash),
+    [hash],
+  );
   if (!row) return undefined;
   const { token_id, token_user_id, token_last_used_at, token_abilities, token_expires_at, ...user } = row;
   const token = {

@@ -15,6 +15,7 @@ import {
   inValues,
 } from '../db/dialect.ts';
 import { type EntryValues, insertEntry } from './entries.ts';
+import { runPrepared } from '../db/prepared.ts';
 import { type AnyRecordTables, asRecordTables, type Executor } from '../db/tables.ts';
 import type { Filter, ListPlan, ReadScope, SortKey } from '../derive/list-query.ts';
 import { countsOf, type Field, type Resource } from '../schema/resource.ts';
@@ -339,12 +340,17 @@ export async function selectCountedRows(
 
 export async function selectById(db: Executor, resource: Resource, id: bigint, lock = false): Promise<Row | undefined> {
   const pk = resource.primaryKey;
-  const row = await asRecordTables(db)
-    .selectFrom(resource.table)
-    .select(columns(resource))
-    .where(pk.name, '=', param(pk, id))
-    .$if(lock, (q) => q.forUpdate())
-    .executeTakeFirst();
+  const [row] = await runPrepared(
+    db,
+    `${resource.name} by id${lock ? ', locked' : ''}`,
+    () =>
+      asRecordTables(db)
+        .selectFrom(resource.table)
+        .select(columns(resource))
+        .where(pk.name, '=', param(pk, id))
+        .$if(lock, (q) => q.forUpdate()),
+    [param(pk, id)],
+  );
   return row && rowToRecord(resource, row);
 }
 
@@ -355,20 +361,25 @@ export async function selectById(db: Executor, resource: Resource, id: bigint, l
 export async function selectWithCounts(db: Executor, resource: Resource, id: bigint) {
   const pk = resource.primaryKey;
   const counts = countsOf(resource);
-  const row = await asRecordTables(db)
-    .selectFrom(resource.table)
-    .select(columns(resource))
-    .select((eb) =>
-      counts.map(({ resource: other, field }) =>
-        eb
-          .selectFrom(`${other.table} as counted`)
-          .select(sql<string | number | bigint>`count(*)`.as('n'))
-          .whereRef(`counted.${field.name}`, '=', `${resource.table}.${pk.name}`)
-          .as(field.countAs!),
-      ),
-    )
-    .where(pk.name, '=', param(pk, id))
-    .executeTakeFirst();
+  const [row] = await runPrepared(
+    db,
+    `${resource.name} by id, with counts`,
+    () =>
+      asRecordTables(db)
+        .selectFrom(resource.table)
+        .select(columns(resource))
+        .select((eb) =>
+          counts.map(({ resource: other, field }) =>
+            eb
+              .selectFrom(`${other.table} as counted`)
+              .select(sql<string | number | bigint>`count(*)`.as('n'))
+              .whereRef(`counted.${field.name}`, '=', `${resource.table}.${pk.name}`)
+              .as(field.countAs!),
+          ),
+        )
+        .where(pk.name, '=', param(pk, id)),
+    [param(pk, id)],
+  );
   if (!row) return undefined;
   const counted = counts.map(({ field }) => [field.countAs!, Number(row[field.countAs!])]);
   return { record: rowToRecord(resource, row), counts: Object.fromEntries(counted) as Row };
