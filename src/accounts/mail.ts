@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Config } from '../config.ts';
 import type { Log } from './log.ts';
 
@@ -38,19 +38,21 @@ export function createMailer(config: Config, log: Log): Mailer {
     // server that stalls fails the send well within the scheduler's lease (at least 10 s), so that a mail is not
     // still on its way when another process takes the outbox over.
     const timeouts = { connectionTimeout: 3000, greetingTimeout: 3000, socketTimeout: 3000 };
-    const transport = nodemailer.createTransport({ url: config.smtpUrl, pool: true, maxConnections: 1, ...timeouts });
+    const smtp = lazily((mailer) =>
+      mailer.createTransport({ url: config.smtpUrl, pool: true, maxConnections: 1, ...timeouts }),
+    );
     return {
       async send(mail) {
-        await transport.sendMail({ ...message(mail), from: config.mailFrom });
+        await (await smtp.open()).sendMail({ ...message(mail), from: config.mailFrom });
       },
-      close: () => transport.close(),
+      close: smtp.close,
     };
   }
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  const files = lazily((mailer) => mailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }));
   const dir = path.join(config.dataDir, 'mail');
   return {
     async send(mail) {
-      const info = await transport.sendMail({ ...message(mail), from: config.mailFrom });
+      const info = await (await files.open()).sendMail({ ...message(mail), from: config.mailFrom });
       await fs.mkdir(dir, { recursive: true });
       const file = path.join(
         dir,
@@ -61,7 +63,16 @@ export function createMailer(config: Config, log: Log): Mailer {
       await fs.rename(`${file}.part`, file);
       log.info({ mail: { subject: mail.subject, file } }, 'mail written to a file (set SMTP_URL to send it)');
     },
-    close: () => transport.close(),
+    close: files.close,
+  };
+}
+
+/** A transport made when the first mail goes: nodemailer (4 MB) is not loaded by a process that sends none. */
+function lazily(make: (mailer: typeof import('nodemailer')['default']) => Transporter) {
+  let transport: Promise<Transporter> | undefined;
+  return {
+    open: () => (transport ??= import('nodemailer').then((module) => make(module.default))),
+    close: () => void transport?.then((t) => t.close()),
   };
 }
 

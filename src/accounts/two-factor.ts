@@ -4,7 +4,6 @@
 // also holds across app processes because the check-and-set is one UPDATE.
 import { createHash } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
 import type { Accounts } from './context.ts';
 import { openLaravelSecret } from './laravel-accounts.ts';
 import { decrypt, encrypt, safeEqual } from './secrets.ts';
@@ -36,6 +35,7 @@ export interface NewSecret {
 export async function newSecret(a: Accounts, email: string): Promise<NewSecret> {
   const secret = new Secret({ size: 20 }).base32;
   const otpauthUrl = totp(secret, email).toString();
+  const { default: QRCode } = await import('qrcode');
   const qrSvg = await QRCode.toString(otpauthUrl, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   return { secret, sealed: encrypt(a.key, secret), otpauthUrl, qrSvg };
 }
