@@ -218,17 +218,19 @@ async function tokenRow(db: Accounts['database']['db'], hash: string) {
   if (dialectOf(db) === 'sqlite') {
     const [token] = await runPrepared(
       db,
+      TOKEN_COLUMNS,
       'token by hash',
       () => db.selectFrom('personal_access_tokens').select(TOKEN_COLUMNS).where('token_hash', '=', hash),
       [hash],
     );
     if (!token) return undefined;
     const byId = () => db.selectFrom('users').selectAll().where('id', '=', token.user_id);
-    const [user] = await runPrepared(db, 'user by id', byId, [token.user_id]);
+    const [user] = await runPrepared(db, TOKEN_COLUMNS, 'user by id', byId, [token.user_id]);
     return user ? { token, user } : undefined;
   }
   const [row] = await runPrepared(
     db,
+    TOKEN_COLUMNS,
     'token and user by hash',
     () =>
       db

@@ -342,7 +342,8 @@ export async function selectById(db: Executor, resource: Resource, id: bigint, l
   const pk = resource.primaryKey;
   const [row] = await runPrepared(
     db,
-    `${resource.name} by id${lock ? ', locked' : ''}`,
+    resource,
+    lock ? 'by id, locked' : 'by id',
     () =>
       asRecordTables(db)
         .selectFrom(resource.table)
@@ -363,7 +364,8 @@ export async function selectWithCounts(db: Executor, resource: Resource, id: big
   const counts = countsOf(resource);
   const [row] = await runPrepared(
     db,
-    `${resource.name} by id, with counts`,
+    resource,
+    'by id, with counts',
     () =>
       asRecordTables(db)
         .selectFrom(resource.table)
