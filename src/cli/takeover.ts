@@ -15,8 +15,7 @@ import { entryOf } from '../records/change-log.ts';
 import type { Context } from '../records/context.ts';
 import { insertRow, updateRow } from '../records/repository.ts';
 import { withDerived } from '../records/trash.ts';
-import { resources } from '../resources/index.ts';
-import { user as userResource } from '../resources/user.ts';
+import { resources, user as userResource } from '../resources/index.ts';
 
 export interface TakeoverOptions {
   check?: boolean;

@@ -63,6 +63,12 @@ export function containsText<T>(db: Kysely<T>, column: string, term: string, low
 }
 
 /**
+ * Whether two reads by key cost less than one join of the same rows. On a server the join saves a round trip; SQLite
+ * has none, and better-sqlite3 took 34 µs for a token's row joined to its user's against 1.7 + 2.5 µs for the two.
+ */
+export const readsByKeyBeatAJoin = <T>(db: Kysely<T>) => dialectOf(db) === 'sqlite';
+
+/**
  * Whether the search index answers with every match before the few newest can be picked. PostgreSQL's trigram index
  * does (a bitmap of thousands of rows, read from the table and sorted for the five newest), and its guess of how many
  * rows a word matches can choose that for a common word; a search matched by many rows is then better read by walking
