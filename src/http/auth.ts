@@ -30,6 +30,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Reachable without signing in. */
     public?: boolean;
+    /**
+     * Asked for by the page itself, not by the person (the bell's count): signed out, it must not take them
+     * away from what they are doing.
+     */
+    background?: boolean;
   }
 }
 

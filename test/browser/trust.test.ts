@@ -7,7 +7,8 @@
 //   results, one Back per step;
 // - a form typed while the session ended comes back filled after signing in
 //   again, and nothing is saved until the person saves it;
-// - a live search after the session ended leads to the sign-in page and back.
+// - a live search after the session ended leads to the sign-in page and back;
+// - the bell's count, asked for by the page itself, never takes the person away from a form they are typing.
 // LEADBOOK_SHOTS=dir also saves screenshots of those pages there.
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -346,5 +347,34 @@ for (const dialect of DIALECTS) {
         await context.close();
       });
     }
+
+    test('the bell asking for its count after the session ended leaves a half-typed form where it is', async () => {
+      const who = await member();
+      const { context, page } = await newUser(browser, app.url);
+      await signIn(page, who.email, who.password);
+      // The bell asks once the page has loaded; here it asks only after the session has ended.
+      let ended!: () => void;
+      const sessionEnded = new Promise<void>((resolve) => {
+        ended = resolve;
+      });
+      await page.route('**/notifications/bell', async (route) => {
+        await sessionEnded;
+        await route.continue();
+      });
+      await page.goto('/contacts/new');
+      await page.getByLabel('Name').fill('Half Typed');
+      await endSessionsOf(who.id);
+      const answered = page.waitForResponse('**/notifications/bell');
+      ended();
+      assert.equal((await answered).status(), 204, 'signed out, the bell has nothing to say');
+      await page.waitForTimeout(300); // what htmx would do with a redirect, it does within this
+      assert.equal(here(page), '/contacts/new', 'the page stayed');
+      assert.equal(await page.getByLabel('Name').inputValue(), 'Half Typed');
+      await submit(page, 'Create contact');
+      assert.equal(new URL(page.url()).pathname, '/login', 'saving leads to the sign-in page');
+      await page.getByText('Your session had ended, so nothing was saved yet').waitFor();
+      assertClean(page);
+      await context.close();
+    });
   });
 }

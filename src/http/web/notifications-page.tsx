@@ -71,7 +71,7 @@ export function notificationsPage(database: Database) {
       );
     });
 
-    app.get('/notifications/bell', async (request, reply) =>
+    app.get('/notifications/bell', { config: { background: true } }, async (request, reply) =>
       sendFragment(reply, <Bell unread={await unreadCount(database.db, request.user!.id)} />),
     );
 
