@@ -80,6 +80,15 @@ describe('runtime', () => {
     assert.equal(result.stdout.trim(), pkg.version);
   });
 
+  test("the compiled app does not load Node's bundled undici (fetch, WebSocket), which it never uses", async () => {
+    // An ES import of node:http reads its WebSocket getter, which loads undici: 2.4 MB of heap at idle.
+    const probe =
+      "await import('./dist/app.js'); await import('./dist/server.js'); " +
+      "console.log(JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici'))))";
+    const result = await run(process.execPath, ['--input-type=module', '-e', probe], { cwd: ROOT });
+    assert.deepEqual(JSON.parse(result.stdout), []);
+  });
+
   test('a fresh build discovers every migration from its own folder (and nothing else there)', async () => {
     // Compiled into a folder of its own, inside node_modules so that its imports resolve.
     const out = path.join(ROOT, 'node_modules/.cache', `leadbook-runtime-${randomBytes(4).toString('hex')}`);

@@ -1,10 +1,12 @@
 // Every error leaves as application/problem+json. 4xx details are ours or
 // Fastify's own (safe to show); a 5xx is logged with its cause and answered
 // with a generic message.
-import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, toProblem } from '../errors.ts';
+import { nodeHttp } from './node-http.ts';
+
+const { STATUS_CODES } = nodeHttp;
 
 const FASTIFY_CODES: Record<string, [number, string, string]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: [413, 'payload_too_large', 'The request body is larger than this route accepts.'],

@@ -4,11 +4,12 @@
 // for every connection the sender opens, because the name may resolve elsewhere by then (DNS rebinding). Redirects
 // are never followed: a 3xx is an answer like any other, not an invitation to go somewhere unchecked.
 import dns from 'node:dns';
-import http from 'node:http';
+import type http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import ipaddr from 'ipaddr.js';
+import { nodeHttp } from '../http/node-http.ts';
 import { VERSION } from '../version.ts';
 
 export interface EgressOptions {
@@ -227,7 +228,7 @@ function agentsFor(options: EgressOptions): Agents {
   let found = agents.get(key);
   if (!found) {
     const settings = { keepAlive: true, timeout: 4000 };
-    found = { http: new http.Agent(settings), https: new https.Agent(settings) };
+    found = { http: new nodeHttp.Agent(settings), https: new https.Agent(settings) };
     agents.set(key, found);
   }
   return found;
@@ -299,7 +300,7 @@ export function postJson(
     const secure = target.protocol === 'https:';
     const pool = agentsFor(options);
     try {
-      request = (secure ? https : http).request(
+      request = (secure ? https : nodeHttp).request(
         target,
         {
           method: 'POST',
