@@ -4,7 +4,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, toProblem } from '../errors.ts';
-import { nodeHttp } from './node-http.ts';
+import { nodeHttp } from '../node-http.ts';
 
 const { STATUS_CODES } = nodeHttp;
 

@@ -9,7 +9,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import ipaddr from 'ipaddr.js';
-import { nodeHttp } from '../http/node-http.ts';
+import { nodeHttp } from '../node-http.ts';
 import { VERSION } from '../version.ts';
 
 export interface EgressOptions {
