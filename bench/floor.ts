@@ -8,6 +8,7 @@ import SQLite from 'better-sqlite3';
 import Fastify, { type FastifyReply } from 'fastify';
 import mysql from 'mysql2';
 import pg from 'pg';
+import { fold } from '../src/db/connection.ts';
 import type { Dialect } from '../src/db/dialect.ts';
 import {
   type Entry,
@@ -45,9 +46,7 @@ function sqliteStore(dataDir: string): Store {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  db.function('lb_fold', { deterministic: true }, (v: unknown) =>
-    typeof v === 'string' ? v.toLowerCase() : v === null ? null : String(v).toLowerCase(),
-  );
+  db.function('lb_fold', { deterministic: true }, fold);
   const prepared = new Map<string, SQLite.Statement>();
   const statement = (sql: string) => {
     let s = prepared.get(sql);

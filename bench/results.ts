@@ -214,6 +214,8 @@ export interface Report {
     exportRows?: number;
     importSeconds?: number;
     importedRows?: number;
+    /** SQLite: the same rows inserted by bare better-sqlite3 into the same schema (bench/floor-bulk.ts). */
+    floorImportSeconds?: number;
     note?: string;
   };
   notes: string[];
@@ -274,8 +276,15 @@ function targets(r: Report, run: RunInfo): string[][] {
     fmt.s(csv?.importSeconds),
     verdict(finite(csv?.importSeconds) ? csv!.importSeconds! <= importLimit : undefined),
   ]);
-  if (r.dialect === 'sqlite')
-    out.push(['CSV import ≥ 0.75 × the floor’s bulk insert of the same rows', 'not measured yet', 'n/a']);
+  if (r.dialect === 'sqlite') {
+    const ratio =
+      finite(csv?.importSeconds) && finite(csv?.floorImportSeconds) ? csv!.floorImportSeconds! / csv!.importSeconds! : undefined;
+    out.push([
+      'CSV import ≥ 0.75 × the floor’s bulk insert of the same rows (rows/s)',
+      ratio === undefined ? '–' : `${fmt.ratio(ratio)} (${fmt.s(csv!.importSeconds)} vs ${fmt.s(csv!.floorImportSeconds)})`,
+      verdict(ratio === undefined ? undefined : ratio >= 0.75),
+    ]);
+  }
   const seedFloor = r.dialect === 'mysql' ? 20_000 : 30_000;
   out.push([
     `seed ≥ ${fmt.int(seedFloor)} rows/s`,
@@ -361,6 +370,11 @@ export function section(r: Report, run: RunInfo): string {
       other.push([
         `CSV import into a fresh database (\`leadbook import\`)`,
         `${fmt.s(r.csv.importSeconds)} for ${fmt.int(r.csv.importedRows ?? 0)} rows (${fmt.rps((r.csv.importedRows ?? 0) / r.csv.importSeconds!)} rows/s)`,
+      ]);
+    if (finite(r.csv.floorImportSeconds))
+      other.push([
+        'the same rows inserted by the floor (bare better-sqlite3, one transaction, same schema)',
+        `${fmt.s(r.csv.floorImportSeconds)} (${fmt.rps((r.csv.importedRows ?? 0) / r.csv.floorImportSeconds!)} rows/s)`,
       ]);
     if (r.csv.note) other.push(['CSV', r.csv.note]);
   }

@@ -1,0 +1,60 @@
+// The floor of a bulk load on SQLite (issue 18: "CSV import ≥ 0.75 × the floor's bulk insert of the same rows into
+// the same schema"). Before the import, the database is copied as it then is (schema, indexes, triggers, the search
+// index, the lookup rows); after it, the contacts the import wrote are inserted into that copy by bare
+// better-sqlite3: one prepared INSERT of every stored column, one transaction, the app's pragmas, no validation,
+// change log or matching. What the import takes beyond this is what Leadbook adds to the database's own work.
+import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import SQLite from 'better-sqlite3';
+import { fold } from '../src/db/connection.ts';
+
+function open(file: string, readonly = false): SQLite.Database {
+  const db = new SQLite(file, { readonly });
+  if (!readonly) {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+  }
+  db.pragma('foreign_keys = ON');
+  // Exact 64-bit integers, and the app's folding function, which the search index's triggers call.
+  db.defaultSafeIntegers(true);
+  db.function('lb_fold', { deterministic: true }, fold);
+  return db;
+}
+
+/** A consistent copy of the database file at `file` (VACUUM INTO), to insert into later. */
+export function copyDatabase(file: string, copy: string): void {
+  fs.rmSync(copy, { force: true });
+  const db = open(file, true);
+  try {
+    db.prepare('VACUUM INTO ?').run(copy);
+  } finally {
+    db.close();
+  }
+}
+
+/** Inserts the contacts of `from` that `into` lacks (by id), as the floor does; the seconds it took. */
+export function floorBulkInsert(from: string, into: string): { rows: number; seconds: number } {
+  const source = open(from, true);
+  const target = open(into);
+  try {
+    // Stored columns only (a generated column is not inserted): table_info leaves the hidden ones out.
+    const columns = (target.pragma('table_info(contacts)') as { name: string }[]).map((c) => `"${c.name}"`);
+    const have = (target.prepare('SELECT coalesce(max(id), 0) AS id FROM contacts').get() as { id: bigint }).id;
+    const read = source.prepare(`SELECT ${columns.join(', ')} FROM contacts WHERE id > ? ORDER BY id`).raw();
+    const insert = target.prepare(
+      `INSERT INTO contacts (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+    );
+    const started = performance.now();
+    let rows = 0;
+    target.transaction(() => {
+      for (const row of read.iterate(have) as IterableIterator<unknown[]>) {
+        insert.run(row);
+        rows++;
+      }
+    })();
+    return { rows, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    source.close();
+    target.close();
+  }
+}
