@@ -278,10 +278,14 @@ function targets(r: Report, run: RunInfo): string[][] {
   ]);
   if (r.dialect === 'sqlite') {
     const ratio =
-      finite(csv?.importSeconds) && finite(csv?.floorImportSeconds) ? csv!.floorImportSeconds! / csv!.importSeconds! : undefined;
+      finite(csv?.importSeconds) && finite(csv?.floorImportSeconds)
+        ? csv!.floorImportSeconds! / csv!.importSeconds!
+        : undefined;
     out.push([
       'CSV import ≥ 0.75 × the floor’s bulk insert of the same rows (rows/s)',
-      ratio === undefined ? '–' : `${fmt.ratio(ratio)} (${fmt.s(csv!.importSeconds)} vs ${fmt.s(csv!.floorImportSeconds)})`,
+      ratio === undefined
+        ? '–'
+        : `${fmt.ratio(ratio)} (${fmt.s(csv!.importSeconds)} vs ${fmt.s(csv!.floorImportSeconds)})`,
       verdict(ratio === undefined ? undefined : ratio >= 0.75),
     ]);
   }

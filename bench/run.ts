@@ -548,7 +548,9 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
           if (dialect === 'sqlite') {
             const floorBulk = floorBulkInsert(targetFile, floorFile);
             report.csv.floorImportSeconds = floorBulk.seconds;
-            log(`${dialect}: the floor inserted the same ${fmt.int(floorBulk.rows)} rows in ${fmt.s(floorBulk.seconds)}`);
+            log(
+              `${dialect}: the floor inserted the same ${fmt.int(floorBulk.rows)} rows in ${fmt.s(floorBulk.seconds)}`,
+            );
           }
           if (report.csv.importedRows !== report.csv.exportRows)
             report.notes.push(
