@@ -358,7 +358,7 @@ function openMysql(url: string, zone?: string): Database {
   return database;
 }
 
-/** Unicode lower-casing for case-insensitive matching; SQLite's own lower() is ASCII-only (the bench's floors use it too). */
+/** Unicode lower-casing for case-insensitive matching; SQLite's own lower() is ASCII-only (the bench floors use it). */
 export function fold(value: unknown): string | null {
   return typeof value === 'string' ? value.toLowerCase() : value === null ? null : String(value).toLowerCase();
 }
