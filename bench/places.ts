@@ -1,4 +1,4 @@
-// What the benches that drive the app as a server share (bench/run.ts, bench/pipeline.ts): a fresh database to
+// What the benches that drive the app as a server share (bench/run.ts, bench/pipeline.ts, bench/growth.ts): a fresh database to
 // seed (a directory under bench/.data, or a new PostgreSQL or MariaDB database), seeding it and adding accounts
 // through the `leadbook` command, and small HTTP and logging helpers.
 import fs from 'node:fs';
@@ -6,8 +6,10 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
+import { TIME_SPAN } from '../src/cli/fake-data.ts';
 import type { Dialect } from '../src/db/dialect.ts';
 import { leadbook, ROOT, stopAll } from './processes.ts';
+import { PER_PAGE } from './scenarios.ts';
 
 export const PG_ADMIN = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const MYSQL_ADMIN = process.env.BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -236,4 +238,36 @@ export function cleanUpOnSignal(): void {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+}
+
+/** What the scenarios need to know about the data in the app at `appUrl`, read through its API. */
+export async function dataParams(appUrl: string, token: string) {
+  const first = await getJson(`${appUrl}/api/v1/contacts?sort=id&per_page=1`, token);
+  const last = await getJson(`${appUrl}/api/v1/contacts?per_page=1`, token);
+  if (first.status !== 200 || last.status !== 200)
+    throw new Error(
+      `listing contacts answered ${first.status}/${last.status}: ${JSON.stringify(first.body).slice(0, 300)}`,
+    );
+  const total = Number(last.body.meta.total);
+  const idMin = Number(first.body.data[0].id);
+  const idMax = Number(last.body.data[0].id);
+  const deepPage = Math.floor((0.9 * total) / PER_PAGE) + 1;
+  const before = await getJson(`${appUrl}/api/v1/contacts?page=${deepPage - 1}&per_page=${PER_PAGE}`, token);
+  const cursorAfterId = Number(before.body.data.at(-1).id);
+  const sampleId = idMin + Math.floor((idMax - idMin) / 2);
+  const sample = await getJson(`${appUrl}/api/v1/contacts/${sampleId}`, token);
+  const month = new Date(TIME_SPAN.start + (TIME_SPAN.end - TIME_SPAN.start) / 2);
+  const monthStart = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth(), 1));
+  const monthEnd = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1));
+  return {
+    total,
+    sampleId,
+    deepPage,
+    cursorAfterId,
+    idMin,
+    idMax,
+    city: String(sample.body.data.city),
+    monthStart: monthStart.toISOString(),
+    monthEnd: monthEnd.toISOString(),
+  };
 }

@@ -18,7 +18,7 @@ const ROOT_DIR = path.resolve(import.meta.dirname, '..');
  * database (bench/change-log.ts), the pipeline's pages, search and bulk update on each (bench/pipeline.ts), and the
  * public intake's submissions against the signed-in create on each (bench/intake.ts), the import's preview against
  * its parse and validation alone on each (bench/import-preview.ts), and record writes under a hanging webhook
- * receiver on each (bench/webhooks.ts). A section not listed here
+ * receiver on each (bench/webhooks.ts), and how cost grows with the data on each (bench/growth.ts). A section not listed here
  * would be dropped when another is written.
  */
 export type Section =
@@ -28,7 +28,8 @@ export type Section =
   | `pipeline:${Dialect}`
   | `intake:${Dialect}`
   | `import-preview:${Dialect}`
-  | `webhooks:${Dialect}`;
+  | `webhooks:${Dialect}`
+  | `growth:${Dialect}`;
 const ORDER: Section[] = [
   'sqlite',
   'postgres',
@@ -44,6 +45,8 @@ const ORDER: Section[] = [
   'import-preview:postgres',
   'webhooks:sqlite',
   'webhooks:postgres',
+  'growth:sqlite',
+  'growth:postgres',
 ];
 const HEADER = `# Bench results
 
@@ -59,7 +62,9 @@ pipeline's board, search and bulk update by \`npm run bench:pipeline\`
 \`npm run bench:intake\` (bench/intake.ts), the import's preview of a large file
 against its parse and validation alone by \`npm run bench:import-preview\`
 (bench/import-preview.ts), record writes under a hanging webhook receiver by
-\`npm run bench:webhooks\` (bench/webhooks.ts).
+\`npm run bench:webhooks\` (bench/webhooks.ts), and how each operation's cost
+grows from 10,000 to 1,000,000 contacts (10,000,000 with \`--huge\`) by
+\`npm run bench:growth\` (bench/growth.ts).
 `;
 
 const start = (d: Section) => `<!-- bench:${d}:start -->`;

@@ -10,7 +10,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { TIME_SPAN } from '../src/cli/fake-data.ts';
 import type { Dialect } from '../src/db/dialect.ts';
 import { sqlDrift } from './app-sql.ts';
 import { copyDatabase, floorBulkInsert } from './floor-bulk.ts';
@@ -20,6 +19,7 @@ import {
   DATA_ROOT,
   type Place,
   createAccounts,
+  dataParams,
   freshPlace,
   getJson,
   type Json,
@@ -306,35 +306,9 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     log(`${dialect}: app on ${app.url} (RSS ${fmt.mb(report.rss.idle)}), floor on ${floor.url}`);
 
     // 3. What the scenarios need to know about the data.
-    const first = await getJson(`${app.url}/api/v1/contacts?sort=id&per_page=1`, token);
-    const last = await getJson(`${app.url}/api/v1/contacts?per_page=1`, token);
-    if (first.status !== 200 || last.status !== 200)
-      throw new Error(
-        `listing contacts answered ${first.status}/${last.status}: ${JSON.stringify(first.body).slice(0, 300)}`,
-      );
-    const total = Number(last.body.meta.total);
-    const idMin = Number(first.body.data[0].id);
-    const idMax = Number(last.body.data[0].id);
-    const deepPage = Math.floor((0.9 * total) / PER_PAGE) + 1;
-    const before = await getJson(`${app.url}/api/v1/contacts?page=${deepPage - 1}&per_page=${PER_PAGE}`, token);
-    const cursorAfterId = Number(before.body.data.at(-1).id);
-    const sampleId = idMin + Math.floor((idMax - idMin) / 2);
-    const sample = await getJson(`${app.url}/api/v1/contacts/${sampleId}`, token);
-    const month = new Date(TIME_SPAN.start + (TIME_SPAN.end - TIME_SPAN.start) / 2);
-    const monthStart = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth(), 1));
-    const monthEnd = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1));
-    const params = {
-      sampleId,
-      deepPage,
-      cursorAfterId,
-      idMin,
-      idMax,
-      city: String(sample.body.data.city),
-      monthStart: monthStart.toISOString(),
-      monthEnd: monthEnd.toISOString(),
-    };
+    const params = await dataParams(app.url, token);
     log(
-      `${dialect}: ${fmt.int(total)} contacts, ids ${idMin}–${idMax}; deep page ${deepPage} (row ${fmt.int((deepPage - 1) * PER_PAGE)}), city ${params.city}`,
+      `${dialect}: ${fmt.int(params.total)} contacts, ids ${params.idMin}–${params.idMax}; deep page ${params.deepPage} (row ${fmt.int((params.deepPage - 1) * PER_PAGE)}), city ${params.city}`,
     );
 
     // 4. Same SQL, same answers.
