@@ -3,10 +3,10 @@
 // service (bcrypt, $2y$/$2b$) verify and are upgraded on the next sign-in;
 // while the original app runs beside Leadbook (LARAVEL_COEXIST), new passwords
 // are bcrypt, as Laravel writes them, and stay so.
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import { type Algorithm, hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
-import { dictionary } from '@zxcvbn-ts/language-common';
 import pLimit from 'p-limit';
 
 // Each hash takes tens of milliseconds of one core. Run at most one fewer at a
@@ -71,7 +71,16 @@ export async function checkPassword(stored: string | null | undefined, plain: st
   return { ok: false, needsRehash: false };
 }
 
-const common = new Set(dictionary.passwords.map((p) => p.toLowerCase()));
+// zxcvbn's 30,000 common passwords (3 MB of heap as a set) are read when a password is first chosen, not at start.
+let common: Set<string> | undefined;
+function commonPasswords(): Set<string> {
+  if (!common) {
+    const zxcvbn = createRequire(import.meta.url)('@zxcvbn-ts/language-common');
+    common = new Set((zxcvbn as typeof import('@zxcvbn-ts/language-common')).dictionary.passwords.map(lower));
+  }
+  return common;
+}
+const lower = (p: string) => p.toLowerCase();
 
 export const PASSWORD_RULES = { min: 8, max: 255 };
 
@@ -80,8 +89,6 @@ export function passwordProblems(plain: string): string[] {
   const length = [...plain].length;
   if (length < PASSWORD_RULES.min) return [`must be at least ${PASSWORD_RULES.min} characters`];
   if (length > PASSWORD_RULES.max) return [`must be at most ${PASSWORD_RULES.max} characters`];
-  if (common.has(plain.toLowerCase())) return ['is one of the most common passwords; choose another'];
+  if (commonPasswords().has(plain.toLowerCase())) return ['is one of the most common passwords; choose another'];
   return [];
 }
-
-export const commonPasswordCount = common.size;
