@@ -53,10 +53,10 @@ export function webApp(a: Accounts) {
    * follows (a live search would otherwise stay blank); a record form's values are kept for after the sign-in.
    */
   function signInAgain(request: FastifyRequest, reply: FastifyReply) {
-    // A form half typed would be lost if the bell's count sent the page away: htmx leaves the page as it is on a
-    // 204, and the next thing the person does leads them to sign in.
-    if (request.routeOptions.config.background) return reply.code(204).send();
     if (request.headers['hx-request']) {
+      // A form half typed would be lost if the bell's count sent the page away: htmx leaves the page as it is on a
+      // 204, and the next thing the person does leads them to sign in.
+      if (request.routeOptions.config.background) return reply.code(204).send();
       const page = ownPath(request, request.headers['hx-current-url'] as string | undefined) ?? '/';
       // The page had been open while signed in: the sign-in page says why it came, as a form's post does.
       setFlash(reply, {
