@@ -200,11 +200,17 @@ const plain = (sql: string): Statement => ({ sql, parameters: [] });
 export const begin = (dialect: Dialect) => plain(dialect === 'sqlite' ? 'begin immediate' : 'begin');
 export const commit = plain('commit');
 /**
- * SQLite's app commits the creates that arrive together in one transaction, each in a savepoint
- * (src/db/group-commit.ts); the floor's group is its one create.
+ * SQLite's app commits the creates and updates that arrive together in one transaction, each in a savepoint
+ * (src/db/group-commit.ts); the floor's group is its one write.
  */
 export const savepoint = plain('savepoint grouped');
 export const releaseSavepoint = plain('release savepoint grouped');
+/** A write's statements in its transaction, as the app sends them (in a savepoint of its group on SQLite). */
+const inTransaction = (dialect: Dialect, work: Statement[]) => [
+  begin(dialect),
+  ...(dialect === 'sqlite' ? [savepoint, ...work, releaseSavepoint] : work),
+  commit,
+];
 
 /** A write's change-log entry, as the app writes it. */
 export interface Entry {
@@ -274,24 +280,21 @@ export function floorScript(
       return [getById(dialect, a.id)];
     case 'create': {
       const entry: Entry = { at, actorId: 1, action: 'created', changes: null };
-      const work = [
+      return inTransaction(dialect, [
         insertContact(dialect, contactValues(a.body ?? {}, 1, at), entry),
         ...(separate ? [logEntry(dialect, entry, a.id)] : []),
         getById(dialect, a.id),
-      ];
-      return [begin(dialect), ...(dialect === 'sqlite' ? [savepoint, ...work, releaseSavepoint] : work), commit];
+      ]);
     }
     case 'patch': {
       // The app's capture reads a stand-in row of nulls before it (bench/app-sql.ts).
       const entry: Entry = { at, actorId: 1, action: 'updated', changes: changeOf('occupation', null, a.occupation) };
-      return [
-        begin(dialect),
+      return inTransaction(dialect, [
         lockById(dialect, a.id),
         updateOccupation(dialect, a.occupation, entry, a.id),
         ...(separate ? [logEntry(dialect, entry, a.id)] : []),
         getById(dialect, a.id),
-        commit,
-      ];
+      ]);
     }
     default: {
       const { count, page } = listStatements(dialect, scenario, a);
