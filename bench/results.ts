@@ -221,6 +221,8 @@ export interface Report {
     importedRows?: number;
     /** SQLite: the same rows inserted by bare better-sqlite3 into the same schema (bench/floor-bulk.ts). */
     floorImportSeconds?: number;
+    /** In one transaction, or in several (the faster: bench/floor-bulk.ts). */
+    floorImportHow?: string;
     note?: string;
   };
   notes: string[];
@@ -382,8 +384,8 @@ export function section(r: Report, run: RunInfo): string {
       ]);
     if (finite(r.csv.floorImportSeconds))
       other.push([
-        'the same rows inserted by the floor (bare better-sqlite3, one transaction, same schema)',
-        `${fmt.s(r.csv.floorImportSeconds)} (${fmt.rps((r.csv.importedRows ?? 0) / r.csv.floorImportSeconds!)} rows/s)`,
+        'the same rows inserted by the floor (bare better-sqlite3, same schema)',
+        `${fmt.s(r.csv.floorImportSeconds)} (${fmt.rps((r.csv.importedRows ?? 0) / r.csv.floorImportSeconds!)} rows/s, ${r.csv.floorImportHow})`,
       ]);
     if (r.csv.note) other.push(['CSV', r.csv.note]);
   }

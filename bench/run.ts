@@ -522,8 +522,9 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
           if (dialect === 'sqlite') {
             const floorBulk = floorBulkInsert(targetFile, floorFile);
             report.csv.floorImportSeconds = floorBulk.seconds;
+            report.csv.floorImportHow = floorBulk.how;
             log(
-              `${dialect}: the floor inserted the same ${fmt.int(floorBulk.rows)} rows in ${fmt.s(floorBulk.seconds)}`,
+              `${dialect}: the floor inserted the same ${fmt.int(floorBulk.rows)} rows in ${fmt.s(floorBulk.seconds)} (${floorBulk.how})`,
             );
           }
           if (report.csv.importedRows !== report.csv.exportRows)
