@@ -6,18 +6,11 @@
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import SQLite from 'better-sqlite3';
-import { fold } from '../src/db/connection.ts';
+import { withSqliteSettings } from '../src/db/connection.ts';
 
 function open(file: string, readonly = false): SQLite.Database {
-  const db = new SQLite(file, { readonly });
-  if (!readonly) {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-  }
-  db.pragma('foreign_keys = ON');
-  // Exact 64-bit integers, and the app's folding function, which the search index's triggers call.
-  db.defaultSafeIntegers(true);
-  db.function('lb_fold', { deterministic: true }, fold);
+  const db = withSqliteSettings(new SQLite(file, { readonly }));
+  db.defaultSafeIntegers(true); // exact 64-bit integers, as the app reads them
   return db;
 }
 

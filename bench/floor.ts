@@ -8,7 +8,7 @@ import SQLite from 'better-sqlite3';
 import Fastify, { type FastifyReply } from 'fastify';
 import mysql from 'mysql2';
 import pg from 'pg';
-import { fold } from '../src/db/connection.ts';
+import { withSqliteSettings } from '../src/db/connection.ts';
 import type { Dialect } from '../src/db/dialect.ts';
 import {
   type Entry,
@@ -40,13 +40,7 @@ interface Store {
 }
 
 function sqliteStore(dataDir: string): Store {
-  const db = new SQLite(path.join(dataDir, 'leadbook.sqlite'));
-  // The app's connection settings, and its Unicode folding function, which the search triggers call.
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
-  db.function('lb_fold', { deterministic: true }, fold);
+  const db = withSqliteSettings(new SQLite(path.join(dataDir, 'leadbook.sqlite')));
   const prepared = new Map<string, SQLite.Statement>();
   const statement = (sql: string) => {
     let s = prepared.get(sql);

@@ -358,8 +358,8 @@ function openMysql(url: string, zone?: string): Database {
   return database;
 }
 
-/** Unicode lower-casing for case-insensitive matching; SQLite's own lower() is ASCII-only (the bench floors use it). */
-export function fold(value: unknown): string | null {
+/** Unicode lower-casing for case-insensitive matching; SQLite's own lower() is ASCII-only. */
+function fold(value: unknown): string | null {
   return typeof value === 'string' ? value.toLowerCase() : value === null ? null : String(value).toLowerCase();
 }
 
@@ -444,16 +444,26 @@ class RowLockFreeCompiler extends SqliteQueryCompiler {
   }
 }
 
-function openSqlite(dataDir: string): Database {
-  fs.mkdirSync(dataDir, { recursive: true });
-  const file = new SQLite(path.join(dataDir, 'leadbook.sqlite'));
-  file.pragma('journal_mode = WAL');
-  file.pragma('synchronous = NORMAL');
+/**
+ * The app's settings for a connection to its SQLite file, and the Unicode folding function its search triggers call
+ * (the bench's floors open theirs with the same).
+ */
+export function withSqliteSettings(file: SQLite.Database): SQLite.Database {
+  if (!file.readonly) {
+    file.pragma('journal_mode = WAL');
+    file.pragma('synchronous = NORMAL');
+  }
   file.pragma('foreign_keys = ON');
   file.pragma('busy_timeout = 5000');
+  file.function('lb_fold', { deterministic: true }, fold);
+  return file;
+}
+
+function openSqlite(dataDir: string): Database {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = withSqliteSettings(new SQLite(path.join(dataDir, 'leadbook.sqlite')));
   // 64-bit integers come back as BigInt so that big-integer fields stay exact.
   file.defaultSafeIntegers(true);
-  file.function('lb_fold', { deterministic: true }, fold);
   let database: Database | undefined;
   const db = new Kysely<DB>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(file) }),

@@ -326,18 +326,15 @@ export async function listRecords(
   };
 }
 
-/** A record read on its own, with the counts of the records that name it (a contact's `inquiries_count`). */
+/**
+ * A record just written or merged, with the counts of the records that name it (a contact's `inquiries_count`), read
+ * as a read by id reads them (selectWithCounts).
+ */
 export async function withCounts(ctx: Context, resource: Resource, record: Row): Promise<Row> {
-  const counts = countsOf(resource);
-  if (counts.length === 0) return record;
+  if (countsOf(resource).length === 0) return record;
   const id = BigInt(record[resource.primaryKey.name] as bigint);
-  const values = await Promise.all(
-    counts.map(async ({ resource: other, field }) => [
-      field.countAs!,
-      await countReferences(ctx.database.db, other, field, id),
-    ]),
-  );
-  return { ...record, ...Object.fromEntries(values) };
+  const found = await selectWithCounts(ctx.database.db, resource, id);
+  return { ...record, ...found?.counts };
 }
 
 /** A record's timeline (it must exist), a page of entries newest first. */
