@@ -116,14 +116,47 @@ describe('two app processes on one PostgreSQL database', {
     );
   });
 
-  test('a token made by one process works on the other, and its revocation too', async () => {
+  test('a token made by one process works on the other; its revocation, a role changed and a deactivation too', async () => {
     const issued = await call(a.url, 'POST', '/api/v1/auth/token', {
       json: { email, password, device_name: 'script' },
     });
     assert.equal(issued.status, 201, issued.text);
     const token = issued.body.token as string;
+    // A has read the token (and keeps what it read while nothing changes), then B changes things.
+    assert.equal((await call(a.url, 'GET', '/api/v1/contacts', { token })).status, 200);
     const listed = await call(b.url, 'GET', '/api/v1/contacts', { token });
     assert.equal(listed.status, 200, listed.text);
+    const made = await call(b.url, 'POST', '/api/v1/users', {
+      token,
+      json: { name: 'Agent', email: 'agent@example.test', password, role: 'agent' },
+    });
+    assert.equal(made.status, 201, made.text);
+    const agent = (
+      await call(a.url, 'POST', '/api/v1/auth/token', {
+        json: { email: 'agent@example.test', password, device_name: 'a' },
+      })
+    ).body.token as string;
+    assert.equal((await call(a.url, 'GET', '/api/v1/me', { token: agent })).body.data.role, 'agent');
+    const promoted = await call(b.url, 'PATCH', `/api/v1/users/${made.body.data.id}`, {
+      token,
+      json: { role: 'admin' },
+    });
+    assert.equal(promoted.status, 200, promoted.text);
+    assert.equal(
+      (await call(a.url, 'GET', '/api/v1/me', { token: agent })).body.data.role,
+      'admin',
+      'a role changed on B is the role on A',
+    );
+    const deactivated = await call(b.url, 'PATCH', `/api/v1/users/${made.body.data.id}`, {
+      token,
+      json: { active: false },
+    });
+    assert.equal(deactivated.status, 200, deactivated.text);
+    assert.equal(
+      (await call(a.url, 'GET', '/api/v1/me', { token: agent })).status,
+      401,
+      'deactivated on B means refused on A',
+    );
     const tokens = await call(b.url, 'GET', '/api/v1/me/tokens', { token });
     const id = tokens.body.data.find((t: { name: string }) => t.name === 'script').id;
     assert.equal((await call(b.url, 'DELETE', `/api/v1/me/tokens/${id}`, { token })).status, 204);

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { type AbilityRule, ROUTE_ACCESS, TOKEN_ABILITY } from '../src/http/access.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
+import { teammate } from './helpers/team.ts';
 import type { Json } from './helpers/json.ts';
 import { type MailCatcher, startMailCatcher } from './helpers/smtp.ts';
 import { assertProblem, csrfOf, form, pageSignIn, sleep } from './reliability/helpers/security.ts';
@@ -361,6 +362,56 @@ for (const dialect of DIALECTS) {
       const refused = await app.request('POST', '/api/v1/contacts', { token: old.token, json: { name: 'Too late' } });
       assertProblem(refused, 401, 'unauthenticated');
       assert.match(refused.body.detail, /expired/);
+    });
+
+    test('a token a process has used answers to any change of it or its user made in the database, by any program', async () => {
+      // What another program (another app process, the CLI, a SQL console) does: a change straight in the database.
+      const db = app.database.db;
+      const epoch = async () => String((await db.selectFrom('auth_epoch').select('n').executeTakeFirstOrThrow()).n);
+      const tam = await teammate(app, 'agent', 'Tam Token');
+      const tamsToken = () =>
+        db.selectFrom('personal_access_tokens').select('id').where('user_id', '=', BigInt(tam.id));
+      assert.equal((await app.request('GET', '/api/v1/me', { token: tam.token })).body.data.role, 'agent');
+      const made = await app.request('POST', '/api/v1/contacts', { token: tam.token, json: { name: 'Before' } });
+      assert.equal(made.status, 201, made.text);
+
+      // Its last use, written once a minute, leaves the epoch where it is (the processes keep what they read).
+      const before = await epoch();
+      await db
+        .updateTable('personal_access_tokens')
+        .set({ last_used_at: new Date(0).toISOString() })
+        .execute();
+      assert.equal(await epoch(), before, 'a last use does not move the epoch');
+      assert.equal((await app.request('GET', '/api/v1/me', { token: tam.token })).status, 200);
+
+      await db.updateTable('users').set({ role: 'admin' }).where('id', '=', BigInt(tam.id)).execute();
+      assert.notEqual(await epoch(), before, 'a user changed moves the epoch');
+      assert.equal((await app.request('GET', '/api/v1/me', { token: tam.token })).body.data.role, 'admin');
+      await db.updateTable('users').set({ role: 'agent' }).where('id', '=', BigInt(tam.id)).execute();
+      assert.equal((await app.request('GET', '/api/v1/me', { token: tam.token })).body.data.role, 'agent');
+
+      await db
+        .updateTable('personal_access_tokens')
+        .set({ abilities: JSON.stringify(['read']) })
+        .where('id', 'in', tamsToken())
+        .execute();
+      assertProblem(
+        await app.request('POST', '/api/v1/contacts', { token: tam.token, json: { name: 'After' } }),
+        403,
+        'missing_ability',
+      );
+      assert.equal(
+        (await app.request('GET', `/api/v1/contacts/${made.body.data.id}`, { token: tam.token })).status,
+        200,
+      );
+
+      await db.updateTable('users').set({ active: false }).where('id', '=', BigInt(tam.id)).execute();
+      assertProblem(await app.request('GET', '/api/v1/me', { token: tam.token }), 401, 'unauthenticated');
+      await db.updateTable('users').set({ active: true }).where('id', '=', BigInt(tam.id)).execute();
+      assert.equal((await app.request('GET', '/api/v1/me', { token: tam.token })).status, 200);
+
+      await db.deleteFrom('personal_access_tokens').where('id', 'in', tamsToken()).execute();
+      assertProblem(await app.request('GET', '/api/v1/me', { token: tam.token }), 401, 'unauthenticated');
     });
 
     test('a token expiring within a week gets its owner one mail, over many scheduler runs; a later one none', async () => {

@@ -190,6 +190,12 @@ export interface RecordCountsTable {
   n: BigInt64;
 }
 
+/** One row (id 1): moved by triggers when a user, or a token's owner, abilities or expiry, changes (2026-11-26T0007). */
+export interface AuthEpochTable {
+  id: Int;
+  n: BigInt64;
+}
+
 /** One entry of the change log (2026-11-23T0003-change-log): `changes` and `hidden_changed` are JSON text. */
 export interface ChangeLogTable {
   id: GeneratedId;
@@ -340,6 +346,7 @@ export interface DB {
   avatars: AvatarsTable;
   rate_limits: RateLimitsTable;
   record_counts: RecordCountsTable;
+  auth_epoch: AuthEpochTable;
 }
 
 /** The database, or a transaction on it. */
