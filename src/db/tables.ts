@@ -190,7 +190,7 @@ export interface RecordCountsTable {
   n: BigInt64;
 }
 
-/** One row (id 1): moved by triggers when a user, or a token's owner, abilities or expiry, changes (2026-11-26T0007). */
+/** One row (id 1), moved by triggers when a user, or a token's owner, abilities or expiry, changes (T0007). */
 export interface AuthEpochTable {
   id: Int;
   n: BigInt64;
