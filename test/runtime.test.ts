@@ -39,7 +39,7 @@ describe('runtime', () => {
     assert.equal(result.stdout.trim(), pkg.version);
   });
 
-  test('the compiled serve starts and answers /healthz on SQLite', async () => {
+  test('the compiled serve starts and answers /healthz on SQLite; its password hashing runs at the lowest priority', async () => {
     const fresh = await freshDatabase('sqlite');
     try {
       // dist/cli/main.js itself (bin/leadbook.js has just brought dist/ up to date above).
@@ -58,6 +58,23 @@ describe('runtime', () => {
         assert.ok(!cmdline.some((a) => /tsx/.test(a)), cmdline.join(' '));
         const maps = fs.readFileSync(`/proc/${served.child.pid}/maps`, 'utf8');
         assert.match(maps, /better-sqlite3\/prebuilds\/linux/, 'better-sqlite3 loads its N-API prebuild');
+        // Once a password is hashed, the threads that hash run below the priority of the one that serves.
+        const registered = await fetch(`${served.url}/api/v1/auth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'Runtime', email: 'runtime@example.test', password: 'a runtime passphrase 42' }),
+        });
+        assert.equal(registered.status, 201, await registered.text());
+        const threads = fs.readdirSync(`/proc/${served.child.pid}/task`).map((tid) => {
+          const stat = fs.readFileSync(`/proc/${served.child.pid}/task/${tid}/stat`, 'utf8');
+          // The fields after the command's closing parenthesis; the nice value is the 19th field of the line.
+          const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+          return { name: fs.readFileSync(`/proc/${served.child.pid}/task/${tid}/comm`, 'utf8').trim(), nice };
+        });
+        const hashing = threads.filter((t) => t.name === 'libuv-worker');
+        assert.ok(hashing.length > 0, JSON.stringify(threads));
+        assert.deepEqual(new Set(hashing.map((t) => t.nice)), new Set([19]), JSON.stringify(threads));
+        assert.equal(threads.find((t) => t.name === 'MainThread')?.nice, 0, JSON.stringify(threads));
       } finally {
         await served.stop();
       }
