@@ -1,8 +1,8 @@
 // Password hashing: argon2id at (at least) OWASP's parameters, computed on
-// libuv's thread pool, below the event loop's priority, so it keeps serving. Hashes from the original
-// service (bcrypt, $2y$/$2b$) verify and are upgraded on the next sign-in;
-// while the original app runs beside Leadbook (LARAVEL_COEXIST), new passwords
-// are bcrypt, as Laravel writes them, and stay so.
+// libuv's thread pool, below the event loop's priority, so that it keeps
+// serving. Hashes from the original service (bcrypt, $2y$/$2b$) verify and are
+// upgraded on the next sign-in; while the original app runs beside Leadbook
+// (LARAVEL_COEXIST), new passwords are bcrypt, as Laravel writes them, and stay so.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
