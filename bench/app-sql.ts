@@ -19,7 +19,7 @@ import {
 } from 'kysely';
 import { type Database, openDatabase } from '../src/db/connection.ts';
 import { createRecord, getRecord, listRecords, updateRecord } from '../src/records/operations.ts';
-import { contact } from '../src/resources/contact.ts';
+import { contact } from '../src/resources/index.ts';
 import type { Dialect } from '../src/db/dialect.ts';
 import {
   type ReadScenario,
@@ -130,7 +130,7 @@ export async function appStatements(
   const database = capturingDatabase(dialect, log, params.sampleId);
   const ctx = { database, actor: { id: 1n, role: 'admin' as const } };
   try {
-    if (scenario === 'get') await getRecord(ctx, contact, String(params.sampleId));
+    if (scenario === 'get') await getRecord(ctx, contact, String(params.sampleId), 'read', { withCounts: true });
     else if (scenario === 'create') await createRecord(ctx, contact, createBody(1));
     else if (scenario === 'patch') await updateRecord(ctx, contact, String(params.sampleId), patchBody(1));
     else if ((READ_SCENARIOS as readonly string[]).includes(scenario))

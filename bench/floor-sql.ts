@@ -81,6 +81,10 @@ export const changeOf = (field: string, before: unknown, after: unknown) =>
 const quoted = (names: string[]) => names.map((c) => `"${c}"`).join(', ');
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 const SELECT = `select ${quoted(COLUMNS)} from "${TABLE}"`;
+/** A record as a read by id and a write's read-back give it: with the count of the inquiries that name it. */
+const COUNTED =
+  `select ${quoted(COLUMNS)}, (select count(*) as "n" from "inquiries" as "counted" ` +
+  `where "counted"."contact_id" = "${TABLE}"."id") as "inquiries_count" from "${TABLE}"`;
 
 /** What a read scenario's request carries to the floor. */
 export interface ReadArgs {
@@ -188,7 +192,20 @@ export function listStatements(
 }
 
 export const getById = (dialect: Dialect, id: unknown): Statement =>
-  forDialect(dialect, `${SELECT} where "id" = ?`, [id]);
+  forDialect(dialect, `${COUNTED} where "id" = ?`, [id]);
+
+/**
+ * A create's checks that the records it names exist (a 422 naming the field, rather than the database's foreign-key
+ * error): its service, its source and its author, in the order of the fields.
+ */
+export const referenceChecks = (dialect: Dialect, body: Record<string, unknown>, actorId: unknown): Statement[] =>
+  [
+    ['services', body.service_id],
+    ['sources', body.source_id],
+    ['users', actorId],
+  ]
+    .filter(([, id]) => id !== undefined && id !== null)
+    .map(([table, id]) => forDialect(dialect, `select "id" from "${table}" where "id" = ?`, [id]));
 
 /** The read that starts an update: it locks the row (SQLite has no row locks: its transaction holds the writer's). */
 export const lockById = (dialect: Dialect, id: unknown): Statement =>
@@ -281,6 +298,7 @@ export function floorScript(
     case 'create': {
       const entry: Entry = { at, actorId: 1, action: 'created', changes: null };
       return inTransaction(dialect, [
+        ...referenceChecks(dialect, a.body ?? {}, 1),
         insertContact(dialect, contactValues(a.body ?? {}, 1, at), entry),
         ...(separate ? [logEntry(dialect, entry, a.id)] : []),
         getById(dialect, a.id),

@@ -22,6 +22,7 @@ import {
   insertContact,
   listStatements,
   lockById,
+  referenceChecks,
   logEntry,
   releaseSavepoint,
   savepoint,
@@ -213,13 +214,14 @@ app.get<{ Params: { scenario: string }; Querystring: Record<string, string> }>(
   },
 );
 
-// A create as the app writes it: the row with its derived keys, its change-log entry (in the same statement on
+// A create as the app writes it: the records it names checked, the row with its derived keys, its change-log entry (in the same statement on
 // PostgreSQL), the row read back; on SQLite in a savepoint, as the app's group commit writes each create.
 app.post<{ Body: Record<string, unknown> }>('/contacts', async (request, reply) => {
   const now = new Date().toISOString();
   const entry: Entry = { at: now, actorId: ACTOR, action: 'created', changes: null };
   const row = await store.transaction(async (all) => {
     if (dialect === 'sqlite') await all(savepoint);
+    for (const check of referenceChecks(dialect, request.body, ACTOR)) await all(check);
     const [inserted] = await all(insertContact(dialect, contactValues(request.body, ACTOR, now), entry));
     if (!writesWithEntryAtOnce(dialect)) await all(logEntry(dialect, entry, inserted!.id));
     const [read] = await all(getById(dialect, inserted!.id));

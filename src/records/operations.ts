@@ -256,6 +256,11 @@ export interface ListResult {
 export interface RecordResult {
   record: Row;
   etag: string;
+  /**
+   * The counts of the records that name it (a contact's `inquiries_count`), when the write read the record back with
+   * them, in its transaction (they are not in the ETag).
+   */
+  counts?: Row;
   /** What the write did beyond the record, in words for the person who asked (an invitation was mailed). */
   notice?: string;
   /** The change-log entry of an update (to undo it); none when nothing changed or the log is off. */
@@ -327,10 +332,11 @@ export async function listRecords(
 }
 
 /**
- * A record just written or merged, with the counts of the records that name it (a contact's `inquiries_count`), read
- * as a read by id reads them (selectWithCounts).
+ * A record just written or merged, with the counts of the records that name it (a contact's `inquiries_count`): those
+ * the write read with it, else read as a read by id reads them (selectWithCounts).
  */
-export async function withCounts(ctx: Context, resource: Resource, record: Row): Promise<Row> {
+export async function withCounts(ctx: Context, resource: Resource, record: Row, counts?: Row): Promise<Row> {
+  if (counts) return { ...record, ...counts };
   if (countsOf(resource).length === 0) return record;
   const id = BigInt(record[resource.primaryKey.name] as bigint);
   const found = await selectWithCounts(ctx.database.db, resource, id);
@@ -457,19 +463,19 @@ export async function createRecord(
 ): Promise<RecordResult> {
   const values = await prepareCreate(ctx, resource, body);
   const hooks = rulesOf(resource);
-  const { record, after } = await uniqueAsFieldError(ctx, resource, values, () =>
+  const { record, counts, after } = await uniqueAsFieldError(ctx, resource, values, () =>
     groupedTransaction(ctx.database, async (trx) => {
       await checkReferences(trx, resource, values);
       await hooks.beforeCreate?.(trx, ctx, values);
       const id = await insertPrepared(trx, ctx, resource, values);
       await noticeAssignments(trx, ctx, resource, [{ id, before: null, values }]);
-      const record = (await selectById(trx, resource, id))!;
+      const { record, counts } = (await selectWithCounts(trx, resource, id))!;
       await within?.(trx, record);
-      return { record, after: await hooks.afterCreate?.(trx, ctx, record, body as Row) };
+      return { record, counts, after: await hooks.afterCreate?.(trx, ctx, record, body as Row) };
     }),
   );
   after?.afterCommit?.();
-  return { record, etag: etagOf(record), notice: after?.notice, reveal: after?.reveal };
+  return { record, counts, etag: etagOf(record), notice: after?.notice, reveal: after?.reveal };
 }
 
 /**
@@ -581,7 +587,7 @@ async function writeUpdate(
 ): Promise<RecordResult> {
   const actor = authorize(ctx, resource, 'update', true);
   const stored = await prepare(resource, input);
-  const { record, changeId } = await uniqueAsFieldError(ctx, resource, input, () =>
+  const { record, counts, changeId } = await uniqueAsFieldError(ctx, resource, input, () =>
     // Updates that arrive together share a transaction on SQLite, as creates do (src/db/group-commit.ts).
     groupedTransaction(ctx.database, async (trx) => {
       const before = await selectById(trx, resource, id, true);
@@ -589,11 +595,11 @@ async function writeUpdate(
       authorize(ctx, resource, 'update', before);
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();
       const changeId = await applyUpdate(trx, ctx, resource, actor, before, input, stored, action, cause);
-      if (changeId === undefined) return { record: before, changeId };
-      return { record: (await selectById(trx, resource, id))!, changeId };
+      if (changeId === undefined) return { record: before, counts: undefined, changeId };
+      return { ...(await selectWithCounts(trx, resource, id))!, changeId };
     }),
   );
-  return { record, etag: etagOf(record), changeId };
+  return { record, counts, etag: etagOf(record), changeId };
 }
 
 /**

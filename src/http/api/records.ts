@@ -52,9 +52,9 @@ export function recordRoutes(database: Database, resource: Resource) {
   /** A write over a record that answers it as it is now, with its ETag: a patch, an undo. */
   const rewrite = (write: typeof updateRecord) => async (request: IdRequest, reply: FastifyReply) => {
     const ctx = contextOf(database, request);
-    const { record, etag } = await write(ctx, resource, request.params.id, request.body, ifMatchOf(request));
+    const { record, etag, counts } = await write(ctx, resource, request.params.id, request.body, ifMatchOf(request));
     withEtag(reply, etag);
-    return { data: await withCounts(ctx, resource, record) };
+    return { data: await withCounts(ctx, resource, record, counts) };
   };
 
   return async function plugin(app: FastifyInstance) {
@@ -158,9 +158,9 @@ export function recordRoutes(database: Database, resource: Resource) {
       },
       async (request, reply) => {
         const ctx = contextOf(database, request);
-        const { record, etag, reveal } = await createRecord(ctx, resource, request.body);
+        const { record, etag, reveal, counts } = await createRecord(ctx, resource, request.body);
         withEtag(reply, etag).header('Location', location(record[resource.primaryKey.name]));
-        return reply.code(201).send({ data: await withCounts(ctx, resource, record), ...reveal });
+        return reply.code(201).send({ data: await withCounts(ctx, resource, record, counts), ...reveal });
       },
     );
 
