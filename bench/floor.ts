@@ -214,8 +214,9 @@ app.get<{ Params: { scenario: string }; Querystring: Record<string, string> }>(
   },
 );
 
-// A create as the app writes it: the records it names checked, the row with its derived keys, its change-log entry (in the same statement on
-// PostgreSQL), the row read back; on SQLite in a savepoint, as the app's group commit writes each create.
+// A create as the app writes it: the records it names checked, the row with its derived keys, its change-log entry
+// (in the same statement on PostgreSQL), the row read back with its counts; on SQLite in a savepoint, as the app's
+// group commit writes each create.
 app.post<{ Body: Record<string, unknown> }>('/contacts', async (request, reply) => {
   const now = new Date().toISOString();
   const entry: Entry = { at: now, actorId: ACTOR, action: 'created', changes: null };
