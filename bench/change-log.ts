@@ -24,7 +24,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { stringify } from 'csv-stringify/sync';
 import { sql } from 'kysely';
 import { createUser } from '../src/accounts/register.ts';
@@ -38,6 +37,7 @@ import { contact } from '../src/resources/index.ts';
 import { PG_ADMIN, pgAdmin } from './places.ts';
 import { cpuTicks } from './processes.ts';
 import {
+  benchCommand,
   codeState,
   describeCode,
   dialectsOf,
@@ -58,25 +58,13 @@ const USAGE = `npm run bench:change-log -- [options]
   --rounds R                  measured rounds (default 3), after one warm-up
 Writes bench/RESULTS.md. PostgreSQL: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres).`;
 
-const { values: argv } = parseArgs({
-  options: {
-    db: { type: 'string', default: 'both' },
-    writes: { type: 'string', default: '4000' },
-    rows: { type: 'string', default: '100000' },
-    parts: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '3' },
-    help: { type: 'boolean', default: false },
-  },
+const { argv, fail, command } = benchCommand('bench:change-log', USAGE, {
+  db: { type: 'string', default: 'both' },
+  writes: { type: 'string', default: '4000' },
+  rows: { type: 'string', default: '100000' },
+  parts: { type: 'string', default: '10' },
+  rounds: { type: 'string', default: '3' },
 });
-if (argv.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-
-function fail(message: string): never {
-  console.error(`bench:change-log: ${message}\n\n${USAGE}`);
-  process.exit(2);
-}
 
 const dialects = dialectsOf(argv.db, fail);
 const writes = Number(argv.writes);
@@ -91,7 +79,6 @@ if (!Number.isInteger(rounds) || rounds < 1) fail('--rounds must be a whole numb
 const WARM_WRITES = Math.min(writes, 500);
 const WARM_ROWS = Math.min(rows, 4000);
 const SEED = 1;
-const command = `npm run bench:change-log${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
 /** The issue's targets: create and patch with the log ≥ 0.85 × without; the import at most 15% slower. */
 const TARGET = { writeRatio: 0.85, importSlowdown: 0.15 } as const;

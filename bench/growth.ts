@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Dialect } from '../src/db/dialect.ts';
 import type { LoadJob } from './load.ts';
 import {
@@ -27,6 +26,7 @@ import {
 } from './places.ts';
 import { appServer, LoadClient, leadbook, type Server, stopAll } from './processes.ts';
 import {
+  benchCommand,
   busyNote,
   codeState,
   DATABASE_NAMES,
@@ -48,23 +48,12 @@ const USAGE = `Usage: npm run bench:growth [-- options]
   --duration S                           seconds per measurement (default 3)
 Writes the growth sections of bench/RESULTS.md.`;
 
-const { values: argv } = parseArgs({
-  options: {
-    db: { type: 'string', default: 'both' },
-    huge: { type: 'boolean', default: false },
-    sizes: { type: 'string' },
-    duration: { type: 'string', default: '3' },
-    help: { type: 'boolean', default: false },
-  },
+const { argv, fail, command } = benchCommand('bench:growth', USAGE, {
+  db: { type: 'string', default: 'both' },
+  huge: { type: 'boolean', default: false },
+  sizes: { type: 'string' },
+  duration: { type: 'string', default: '3' },
 });
-if (argv.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-function fail(message: string): never {
-  console.error(`bench:growth: ${message}\n\n${USAGE}`);
-  process.exit(2);
-}
 const dialects = dialectsOf(argv.db, fail, ['sqlite', 'postgres']);
 const sizes = argv.sizes
   ? argv.sizes.split(',').map(Number)
@@ -73,7 +62,6 @@ if (sizes.length < 2 || sizes.some((n, i) => !Number.isInteger(n) || n < 1000 ||
   fail('--sizes: at least two rising whole numbers of 1,000 or more');
 const duration = Number(argv.duration);
 if (!(duration > 0 && duration <= 60)) fail('--duration must be a number of seconds from 0 to 60');
-const command = `npm run bench:growth${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 const IMPORT_ROWS = 10_000;
 const ADMIN = { email: 'growth@example.com', password: `growth ${randomBytes(9).toString('base64url')}` };
 

@@ -19,7 +19,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { stringify } from 'csv-stringify/sync';
 import { sql } from 'kysely';
 import { createUser } from '../src/accounts/register.ts';
@@ -38,6 +37,7 @@ import { contact } from '../src/resources/index.ts';
 import type { Field, Resource } from '../src/schema/resource.ts';
 import { DATA_ROOT, PG_ADMIN, pgAdmin } from './places.ts';
 import {
+  benchCommand,
   busyNote,
   codeChangedNote,
   codeState,
@@ -58,25 +58,13 @@ const USAGE = `npm run bench:import-preview -- [options]
   --rounds R                  measured rounds of both (default 3)
 Writes bench/RESULTS.md. PostgreSQL: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres).`;
 
-const { values: argv } = parseArgs({
-  options: {
-    db: { type: 'string' },
-    postgres: { type: 'boolean', default: false },
-    rows: { type: 'string', default: '1000000' },
-    existing: { type: 'string', default: '100000' },
-    rounds: { type: 'string', default: '3' },
-    help: { type: 'boolean', default: false },
-  },
+const { argv, fail, command } = benchCommand('bench:import-preview', USAGE, {
+  db: { type: 'string' },
+  postgres: { type: 'boolean', default: false },
+  rows: { type: 'string', default: '1000000' },
+  existing: { type: 'string', default: '100000' },
+  rounds: { type: 'string', default: '3' },
 });
-if (argv.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-
-function fail(message: string): never {
-  console.error(`bench:import-preview: ${message}\n\n${USAGE}`);
-  process.exit(2);
-}
 
 const dialects = dialectsOf(argv.postgres ? 'both' : (argv.db ?? 'both'), fail);
 const rows = Number(argv.rows);
@@ -87,7 +75,6 @@ const rounds = Number(argv.rounds);
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) fail('--rounds must be a whole number from 1 to 20');
 const SEED = 1;
 const TARGET = 1.5;
-const command = `npm run bench:import-preview${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 /** The tables an import writes; a preview must leave every one as it was. */
 const TABLES = ['contacts', 'change_log', 'imports', 'import_failures', 'import_mappings'] as const;
 

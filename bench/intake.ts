@@ -18,7 +18,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Dialect } from '../src/db/dialect.ts';
 import type { LoadJob, LoadResult } from './load.ts';
 import {
@@ -37,6 +36,7 @@ import {
 } from './places.ts';
 import { appServer, cpuTicks, LoadClient, procStatusKb, ROOT, type Server, startServer, stopAll } from './processes.ts';
 import {
+  benchCommand,
   busyNote,
   codeChangedNote,
   codeState,
@@ -58,25 +58,13 @@ const USAGE = `npm run bench:intake -- [options]
   --profile                   run the app with --cpu-prof; the .cpuprofile is kept in bench/.data/profiles/
 Writes bench/RESULTS.md. PostgreSQL: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres).`;
 
-const { values: argv } = parseArgs({
-  options: {
-    db: { type: 'string', default: 'sqlite' },
-    duration: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '2' },
-    workers: { type: 'string', default: '1' },
-    profile: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
-  },
+const { argv, fail, command } = benchCommand('bench:intake', USAGE, {
+  db: { type: 'string', default: 'sqlite' },
+  duration: { type: 'string', default: '10' },
+  rounds: { type: 'string', default: '2' },
+  workers: { type: 'string', default: '1' },
+  profile: { type: 'boolean', default: false },
 });
-if (argv.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-
-function fail(message: string): never {
-  console.error(`bench:intake: ${message}\n\n${USAGE}`);
-  process.exit(2);
-}
 
 const dialects = dialectsOf(argv.db, fail);
 const duration = Number(argv.duration);
@@ -86,7 +74,6 @@ if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) fail('--rounds must 
 const workers = Number(argv.workers);
 if (!Number.isInteger(workers) || workers < 1 || workers > 16) fail('--workers must be a whole number from 1 to 16');
 if (argv.profile && workers > 1) fail('--profile profiles one app process: leave out --workers');
-const command = `npm run bench:intake${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
 /** The issue's acceptance line (SQLite). */
 const TARGET = { intakeRps: 300, ratio: 0.5 } as const;

@@ -14,7 +14,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { AGENTS } from '../src/cli/fake-data.ts';
 import type { Dialect } from '../src/db/dialect.ts';
 import type { LoadJob, LoadResult } from './load.ts';
@@ -36,6 +35,7 @@ import {
 } from './places.ts';
 import { appServer, cpuTicks, LoadClient, procStatusKb, type Server, stopAll } from './processes.ts';
 import {
+  benchCommand,
   busyNote,
   codeChangedNote,
   codeState,
@@ -59,26 +59,14 @@ const USAGE = `npm run bench:pipeline -- [options]
   --keep                      keep the seeded database at the end (for EXPLAIN), and say where it is
 Writes bench/RESULTS.md. PostgreSQL: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres).`;
 
-const { values: argv } = parseArgs({
-  options: {
-    db: { type: 'string', default: 'both' },
-    contacts: { type: 'string' },
-    inquiries: { type: 'string' },
-    duration: { type: 'string' },
-    quick: { type: 'boolean', default: false },
-    keep: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
-  },
+const { argv, fail, command } = benchCommand('bench:pipeline', USAGE, {
+  db: { type: 'string', default: 'both' },
+  contacts: { type: 'string' },
+  inquiries: { type: 'string' },
+  duration: { type: 'string' },
+  quick: { type: 'boolean', default: false },
+  keep: { type: 'boolean', default: false },
 });
-if (argv.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-
-function fail(message: string): never {
-  console.error(`bench:pipeline: ${message}\n\n${USAGE}`);
-  process.exit(2);
-}
 
 const dialects = dialectsOf(argv.db, fail);
 const contacts = argv.contacts !== undefined ? Number(argv.contacts) : argv.quick ? 100_000 : 1_000_000;
@@ -88,7 +76,6 @@ if (!Number.isInteger(inquiries) || inquiries < 100) fail('--inquiries must be a
 const duration = argv.duration !== undefined ? Number(argv.duration) : argv.quick ? 1 : 10;
 if (!(duration > 0 && duration <= 600)) fail('--duration must be a number of seconds from 0 to 600');
 const SEED = 1;
-const command = `npm run bench:pipeline${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
 /** The issue's targets, set for 1,000,000 contacts and 100,000 inquiries. */
 const TARGET = { pageP50: 10, searchP50: 30, bulkSeconds: 10, bulkRecords: 10_000 } as const;

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import type { Dialect } from '../src/db/dialect.ts';
 import type { LoadResult } from './load.ts';
 import { LABELS, SCENARIOS, type ScenarioName } from './scenarios.ts';
@@ -143,6 +144,27 @@ export const describeCode = (c: ReturnType<typeof codeState>) =>
         ? ` with uncommitted changes to ${c.dirty.join(', ')}`
         : ` with uncommitted changes to ${c.dirty.length} files of src/ (diff ${c.digest.slice(0, 10)})`
   }`;
+
+/**
+ * A bench's command line (`npm run <script> -- …`): its options (a boolean also as --no-…) and --help, which prints
+ * `usage`; how it refuses a bad value (exit 2, saying why, then the usage); and the command as typed, for the results.
+ */
+export function benchCommand<const O extends ParseArgsOptionsConfig>(script: string, usage: string, options: O) {
+  const { values } = parseArgs({
+    allowNegative: true,
+    options: { ...options, help: { type: 'boolean', default: false } },
+  });
+  if ((values as { help?: boolean }).help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  const fail = (message: string): never => {
+    console.error(`${script}: ${message}\n\n${usage}`);
+    process.exit(2);
+  };
+  const typed = process.argv.slice(2);
+  return { argv: values, fail, command: `npm run ${script}${typed.length ? ` -- ${typed.join(' ')}` : ''}` };
+}
 
 /**
  * The databases `--db` names: one of those the bench measures (`supported`; by default SQLite and PostgreSQL, which

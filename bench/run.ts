@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Dialect } from '../src/db/dialect.ts';
 import { sqlDrift } from './app-sql.ts';
 import { copyDatabase, floorBulkInsert } from './floor-bulk.ts';
@@ -31,6 +30,7 @@ import {
 } from './places.ts';
 import { LoadClient, type Server, appServer, floorServer, leadbook, procStatusKb, stopAll } from './processes.ts';
 import {
+  benchCommand,
   busyNote,
   codeState,
   DATABASE_NAMES,
@@ -67,25 +67,13 @@ const USAGE = `npm run bench -- [options]
 Writes bench/RESULTS.md. PostgreSQL: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres);
 MariaDB: BENCH_MYSQL_URL (default mysql://root@127.0.0.1:3306/test).`;
 
-const { values: argv } = parseArgs({
-  options: {
-    db: { type: 'string', default: 'all' },
-    rows: { type: 'string' },
-    quick: { type: 'boolean', default: false },
-    duration: { type: 'string' },
-    only: { type: 'string' },
-    help: { type: 'boolean', default: false },
-  },
+const { argv, fail, command } = benchCommand('bench', USAGE, {
+  db: { type: 'string', default: 'all' },
+  rows: { type: 'string' },
+  quick: { type: 'boolean', default: false },
+  duration: { type: 'string' },
+  only: { type: 'string' },
 });
-if (argv.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-
-function fail(message: string): never {
-  console.error(`bench: ${message}\n\n${USAGE}`);
-  process.exit(2);
-}
 
 const dialects = dialectsOf(argv.db, fail, ['sqlite', 'postgres', 'mysql']);
 const rows = argv.rows !== undefined ? Number(argv.rows) : argv.quick ? 100_000 : 1_000_000;
@@ -108,7 +96,6 @@ const scenarios = SCENARIOS.filter(wanted);
 // No scenario reads inquiries: the quick mode spends its minutes on contacts.
 const inquiries = argv.quick ? 0 : Math.round(rows / 10);
 const SEED = 1;
-const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
 // ------------------------------------------------------------------ databases
 

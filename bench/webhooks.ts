@@ -23,7 +23,6 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import type { Dialect } from '../src/db/dialect.ts';
 import type { LoadJob, LoadResult } from './load.ts';
@@ -44,6 +43,7 @@ import {
 } from './places.ts';
 import { appServer, cpuTicks, LoadClient, procStatusKb, ROOT, type Server, startServer, stopAll } from './processes.ts';
 import {
+  benchCommand,
   busyNote,
   codeChangedNote,
   codeState,
@@ -65,33 +65,19 @@ const USAGE = `npm run bench:webhooks -- [options]
   --profile                   run the app with --cpu-prof; the .cpuprofile is kept in bench/.data/profiles/
 Writes bench/RESULTS.md. PostgreSQL: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres).`;
 
-const { values: argv } = parseArgs({
-  allowNegative: true,
-  options: {
-    db: { type: 'string', default: 'both' },
-    duration: { type: 'string', default: '8' },
-    rounds: { type: 'string', default: '3' },
-    fast: { type: 'boolean', default: true },
-    profile: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
-  },
+const { argv, fail, command } = benchCommand('bench:webhooks', USAGE, {
+  db: { type: 'string', default: 'both' },
+  duration: { type: 'string', default: '8' },
+  rounds: { type: 'string', default: '3' },
+  fast: { type: 'boolean', default: true },
+  profile: { type: 'boolean', default: false },
 });
-if (argv.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-
-function fail(message: string): never {
-  console.error(`bench:webhooks: ${message}\n\n${USAGE}`);
-  process.exit(2);
-}
 
 const dialects = dialectsOf(argv.db, fail);
 const duration = Number(argv.duration);
 if (!(duration > 0 && duration <= 600)) fail('--duration must be a number of seconds from 0 to 600');
 const rounds = Number(argv.rounds);
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) fail('--rounds must be a whole number from 1 to 20');
-const command = `npm run bench:webhooks${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
 /** The issue's acceptance line: create p99 with a hanging receiver at most this many times the p99 without one. */
 const TARGET_RATIO = 1.5;

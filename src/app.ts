@@ -99,14 +99,14 @@ const withoutSecrets = (url: string) => url.replace(SECRET_PARAMS, '$1[redacted]
  * line keeps the pass.
  */
 class OneLinePerRequest extends LogController {
+  /** The app's logger without redaction: set once the app (and its logger) exists, before any request. */
   lines?: FastifyBaseLogger;
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return;
     const line = { req: request, res: reply, responseTime: reply.elapsedTime };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
-    else if (this.lines) this.lines.info({ [this.requestIdLogLabel]: request.id, ...line }, 'request completed');
-    else reply.log.info(line, 'request completed');
+    else this.lines?.info({ [this.requestIdLogLabel]: request.id, ...line }, 'request completed');
   }
 }
 
