@@ -53,12 +53,15 @@ const createBody = (resource: ResourceName, tag: string, n: number, anchors: Anc
 
 /**
  * Every writable field, all tagged with the same request; not the title (the in-flight create is found by its title)
- * unless it is the only text (a note's body), since every patch must change something.
+ * unless no other text carries the tag (a note's body; a webhook whose description is sent empty), since every patch must change something.
  */
 function patchBody(resource: ResourceName, tag: string, n: number, anchors: Anchors): Record<string, unknown> {
   const { title } = declared(resource);
   const { [title.name]: _title, ...body } = createBody(resource, `p${tag}`, n + 1, anchors);
-  const tagged = declared(resource).writable.some((f) => f !== title && f.kind.textual && f.name in body);
+  // A text sent as null (samples leave some optional ones empty) carries no tag: the patch might change nothing.
+  const tagged = declared(resource).writable.some(
+    (f) => f !== title && f.kind.textual && typeof body[f.name] === 'string' && String(body[f.name]).includes(tag),
+  );
   return tagged ? body : { ...body, [title.name]: _title };
 }
 
