@@ -21,7 +21,7 @@ import { openDatabase } from '../src/db/connection.ts';
 import { contact, inquiry } from '../src/resources/index.ts';
 import { emailKey, phoneKey, sortKey } from '../src/schema/keys.ts';
 import type { Resource } from '../src/schema/resource.ts';
-import { DIALECTS, type FreshDatabase, freshDatabase } from './helpers/database.ts';
+import { DIALECTS, type FreshDatabase, freshDatabase, indexesAndTriggers } from './helpers/database.ts';
 import { runCli, type Served, serveCli } from './helpers/process.ts';
 import type { Json } from './helpers/json.ts';
 import { asRecordTables } from '../src/db/tables.ts';
@@ -303,6 +303,19 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('the indexes a seed builds once are those the migrations made', async () => {
+      const migrated = await freshDatabase(dialect);
+      try {
+        const made = await runCli(['migrate'], envOf(migrated));
+        assert.equal(made.code, 0, made.stderr);
+        const expected = await indexesAndTriggers(migrated);
+        assert.ok(expected.some((d) => d.startsWith('contacts_name_id') || d.includes('contacts_name_id')));
+        assert.deepEqual(await indexesAndTriggers(second), expected);
+      } finally {
+        await migrated.drop();
+      }
+    });
+
     test('seeding again adds rows, not a second team', async () => {
       await seed(first, SEED + 2, 10, 0);
       assert.equal(await total('/api/v1/users?per_page=1'), 21, 'still the 20 agents and the admin');
@@ -314,6 +327,15 @@ for (const dialect of DIALECTS) {
         (await api(`/api/v1/contacts/${CONTACTS + 1}`)).data.email,
         extra.email,
         "the new rows are the other seed's",
+      );
+      // Added to a table with rows, batch by batch: each batch's rows are in the search index too.
+      const found = (await api(`/api/v1/contacts?search=${encodeURIComponent(extra.email as string)}`)).data as {
+        id: number;
+      }[];
+      assert.deepEqual(
+        found.map((r) => r.id),
+        [CONTACTS + 1],
+        `search finds ${extra.email}`,
       );
     });
   });

@@ -4,6 +4,8 @@ import cliProgress from 'cli-progress';
 
 export interface Progress {
   tick(done: number): void;
+  /** Says what the work is doing while the count stands still (a load's indexes being built). */
+  say(text: string): void;
   stop(): void;
 }
 
@@ -13,16 +15,20 @@ export function progress(label: string, total: number, unit: string): Progress {
     const bar = new cliProgress.SingleBar(
       {
         stream: process.stderr,
-        format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {speed} ${unit}/s | ETA {eta_formatted}`,
+        format:
+          `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {speed} ${unit}/s | ETA {eta_formatted}` +
+          // What say() last said.
+          '{phase}',
         hideCursor: true,
       },
       cliProgress.Presets.shades_classic,
     );
     const started = performance.now();
-    bar.start(total, 0, { speed: 0 });
+    bar.start(total, 0, { speed: 0, phase: '' });
     return {
       tick: (done) =>
         bar.update(Math.min(done, total), { speed: Math.round(done / ((performance.now() - started) / 1000)) }),
+      say: (text) => bar.update({ phase: ` | ${text}` }),
       stop: () => bar.stop(),
     };
   }
@@ -36,6 +42,7 @@ export function progress(label: string, total: number, unit: string): Progress {
           `${unit} (${Math.min(100, Math.floor((done / total) * 100))}%)\n`,
       );
     },
+    say: (text) => process.stderr.write(`${label}: ${text}\n`),
     stop: () => {},
   };
 }

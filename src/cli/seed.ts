@@ -1,11 +1,13 @@
 // leadbook seed: fills the database with deterministic fake contacts and
 // inquiries (src/cli/fake-data.ts), created by and assigned to a team of 20
 // agents, and naming 10 sources and 20 services, that it adds when they are
-// missing. Rows go in through the repository's multi-row INSERT, a transaction
-// per batch, so that every trigger (search index, row counters) stays in step
-// as with any other write; what the server works out for a record written
-// through the API (its match and sort keys, an inquiry's first stage) is worked
-// out here too. The inquiries are not linked to contacts (the fake contacts and
+// missing. Rows go in through the repository's multi-row INSERT: into an empty
+// table in one transaction, whose indexes (the search index too) are built once
+// at its end; into a table that has rows, a transaction per batch, each with its
+// search index rows written once at its end (src/db/bulk-load.ts). Either way
+// the indexes hold what row-by-row writes would have left. What the server
+// works out for a record written through the API (its match and sort keys, an
+// inquiry's first stage) is worked out here too. The inquiries are not linked to contacts (the fake contacts and
 // inquiries are separate streams), unless `--pipeline` asks for it: then each is
 // linked to one of the contacts, and they are spread over the active stages and
 // assigned to 8 agents (fake-data.ts), as the pipeline bench needs.
@@ -13,7 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { hashPassword } from '../accounts/passwords.ts';
 import { findUserByEmail } from '../accounts/store.ts';
 import type { Database } from '../db/connection.ts';
-import { asRecordTables } from '../db/tables.ts';
+import { loadInOnePass } from '../db/bulk-load.ts';
+import { asRecordTables, type Executor } from '../db/tables.ts';
 import { insertRows } from '../records/repository.ts';
 import { firstOpenStage } from '../resources/inquiry-rules.ts';
 import { contact, inquiry, service, source, user } from '../resources/index.ts';
@@ -112,22 +115,41 @@ async function insertAll(
   faker: { next(): FakeRow },
   tick: (n: number) => void,
   given?: FakeRow,
+  indexing: (table: string) => void = () => {},
 ): Promise<number[]> {
   const { db } = database;
   const complete = completer(database, resource, given);
   const ids: number[] = [];
-  for (let done = 0; done < count; ) {
-    const size = Math.min(BATCH, count - done);
+  const insertBatch = async (trx: Executor, size: number) => {
     const rows: FakeRow[] = new Array(size);
     for (let i = 0; i < size; i++) {
       const row = faker.next();
       complete(row);
       rows[i] = row;
     }
-    for (const id of await db.transaction().execute((trx) => insertRows(trx, resource, rows))) ids.push(Number(id));
-    done += size;
+    for (const id of await insertRows(trx, resource, rows)) ids.push(Number(id));
     tick(size);
+  };
+  const table = resource.table;
+  // Into an empty table, one transaction: its indexes are built once, at the end (src/db/bulk-load.ts).
+  if (count > 0 && (await asRecordTables(db).selectFrom(table).select('id').limit(1).execute()).length === 0) {
+    await db.transaction().execute((trx) =>
+      loadInOnePass(
+        trx,
+        table,
+        async () => {
+          for (let done = 0; done < count; done += BATCH) await insertBatch(trx, Math.min(BATCH, count - done));
+        },
+        () => indexing(table),
+      ),
+    );
+    return ids;
   }
+  // Into a table that has rows, a transaction per batch, so that the app's own writes go on between them.
+  for (let done = 0; done < count; done += BATCH)
+    await db
+      .transaction()
+      .execute((trx) => loadInOnePass(trx, table, () => insertBatch(trx, Math.min(BATCH, count - done))));
   return ids;
 }
 
@@ -147,6 +169,7 @@ export async function seed(
   database: Database,
   options: SeedOptions,
   onProgress: (rowsDone: number) => void = () => {},
+  onIndexing: (table: string) => void = () => {},
 ): Promise<void> {
   const agents = await ensureAgents(database);
   const lookups = await ensureLookups(database);
@@ -161,6 +184,8 @@ export async function seed(
     options.contacts,
     new ContactFaker(options.seed, agents, lookups),
     tick,
+    undefined,
+    onIndexing,
   );
   const pipeline = options.pipeline && options.inquiries ? await pipelineOf(database, contactIds) : undefined;
   const stage = options.inquiries && !pipeline ? await firstOpenStage(database.db) : null;
@@ -171,6 +196,7 @@ export async function seed(
     new InquiryFaker(options.seed, agents, lookups, pipeline),
     tick,
     pipeline ? {} : { stage_id: stage },
+    onIndexing,
   );
 }
 
@@ -193,7 +219,7 @@ export async function seedCommand(opts: SeedOptions): Promise<void> {
     const bar = progress('seeding', total, 'rows');
     const started = performance.now();
     try {
-      await seed(database, opts, bar.tick);
+      await seed(database, opts, bar.tick, (table) => bar.say(`building the indexes of ${table}…`));
     } finally {
       bar.stop();
     }

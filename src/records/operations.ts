@@ -2,6 +2,7 @@
 // neither talks to the database directly. Each write runs in one transaction.
 import { sql } from 'kysely';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/dialect.ts';
+import { loadInOnePass } from '../db/bulk-load.ts';
 import { asRecordTables, type Executor } from '../db/tables.ts';
 import { groupedTransaction } from '../db/group-commit.ts';
 import { AppError, type FieldErrors, notFound } from '../errors.ts';
@@ -501,7 +502,8 @@ export async function insertPreparedBatch(
       const batch = rows.map((r) => ({ ...r }));
       if (hooks.beforeCreateMany) await hooks.beforeCreateMany(trx, ctx, batch);
       else for (const values of batch) await hooks.beforeCreate?.(trx, ctx, values);
-      const ids = await insertRows(trx, resource, batch);
+      // The batch's search index rows are written once for it (src/db/bulk-load.ts).
+      const ids = await loadInOnePass(trx, resource.table, () => insertRows(trx, resource, batch));
       await logCreated(trx, ctx, resource, ids);
       await noticeAssignments(
         trx,

@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import type { DatabaseOptions } from '../../src/db/connection.ts';
+import { sql } from 'kysely';
+import { type DatabaseOptions, openDatabase } from '../../src/db/connection.ts';
 import type { Dialect } from '../../src/db/dialect.ts';
 
 /** LEADBOOK_TEST_DIALECTS=sqlite runs one dialect only (e.g. on a laptop without PostgreSQL or MariaDB). */
@@ -74,4 +75,22 @@ export async function freshDatabase(dialect: Dialect): Promise<FreshDatabase> {
       await adminQuery(`drop database if exists ${name} with (force)`);
     },
   };
+}
+
+/** The indexes and triggers, as the database describes them (a bulk load builds some again: src/db/bulk-load.ts). */
+export async function indexesAndTriggers(fresh: FreshDatabase): Promise<string[]> {
+  const database = openDatabase(fresh.options);
+  const query = {
+    sqlite: `select type || ' ' || name || ': ' || coalesce(sql, '') as d from sqlite_master
+      where type in ('index', 'trigger') order by name`,
+    postgres: `select indexname || ': ' || indexdef as d from pg_indexes where schemaname = current_schema()
+      union all select tgname || ' on ' || tgrelid::regclass from pg_trigger where not tgisinternal order by 1`,
+    mysql: `select concat(table_name, '.', index_name, ' ', seq_in_index, ' ', column_name) as d
+      from information_schema.statistics where table_schema = database() order by 1`,
+  }[database.dialect];
+  try {
+    return (await sql.raw<{ d: string }>(query).execute(database.db)).rows.map((r) => r.d);
+  } finally {
+    await database.close();
+  }
 }

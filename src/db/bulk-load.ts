@@ -1,0 +1,96 @@
+// A bulk load's indexes, kept once per load instead of row by row. Inside the
+// load's own transaction, so that it commits whole with its rows or not at all:
+//   SQLite: a trigger that copies each inserted row into another table (the
+//   FTS5 search index of migration T0003) is dropped for the load, and its
+//   insert runs once, as INSERT … SELECT over the rows the load added, with the
+//   trigger's own expression: the index holds what row-by-row writes would
+//   have put there. Into an empty table, its indexes are also dropped and built
+//   again at the end (a sort, against a B-tree insert per row and index).
+//   PostgreSQL: into an empty table, its indexes (the trigram GIN index too)
+//   are dropped and built again at the end. DROP INDEX locks the table until
+//   the load commits: readers of that table wait, as they would see no rows
+//   before the commit anyway.
+//   MariaDB: as it is (its DDL commits the transaction it is in).
+// Unique indexes and those behind constraints stay, so a duplicate is refused
+// on the row that brings it, as in any other write.
+import { sql } from 'kysely';
+import { dialectOf } from './dialect.ts';
+import type { Executor } from './tables.ts';
+
+interface Ddl {
+  name: string;
+  sql: string;
+}
+
+/** An AFTER INSERT trigger that is one `insert into … values (…new.…)`, and the same insert for many rows at once. */
+interface CopyingTrigger extends Ddl {
+  target: string;
+  columns: string;
+  values: string;
+}
+
+const COPYING =
+  /^create trigger \S+ after insert on (\S+) begin\s+insert into (\S+) \(([^)]*)\) values \((.*)\);\s*end$/is;
+
+async function sqliteTriggers(trx: Executor, table: string): Promise<CopyingTrigger[]> {
+  const { rows } =
+    await sql<Ddl>`select name, sql from sqlite_master where type = 'trigger' and tbl_name = ${table}`.execute(trx);
+  return rows.flatMap((t) => {
+    const match = COPYING.exec(t.sql.trim());
+    if (!match || match[1] !== table) return [];
+    return [{ ...t, target: match[2]!, columns: match[3]!, values: match[4]! }];
+  });
+}
+
+/** The table's indexes that may be built after a load: neither unique nor behind a constraint. */
+async function rebuildableIndexes(trx: Executor, table: string): Promise<Ddl[]> {
+  if (dialectOf(trx) === 'sqlite') {
+    const { rows } = await sql<Ddl>`select name, sql from sqlite_master
+      where type = 'index' and tbl_name = ${table} and sql is not null and sql not like 'create unique%'`.execute(trx);
+    return rows;
+  }
+  const { rows } = await sql<Ddl>`select i.indexname as name, i.indexdef as sql from pg_indexes i
+      join pg_class c on c.relname = i.indexname and c.relnamespace = to_regnamespace(i.schemaname)
+      join pg_index x on x.indexrelid = c.oid
+    where i.tablename = ${table} and i.schemaname = current_schema() and not x.indisunique
+      and not exists (select 1 from pg_constraint k where k.conindid = c.oid)`.execute(trx);
+  return rows;
+}
+
+const isEmpty = async (trx: Executor, table: string) =>
+  (await sql`select 1 from ${sql.table(table)} limit 1`.execute(trx)).rows.length === 0;
+
+/**
+ * Runs `load` (rows inserted into `table`, in the transaction `trx`) with the table's indexes kept once for the whole
+ * load, as the header says; `indexing` is told when the load's rows are in and the indexes are being built.
+ */
+export async function loadInOnePass<T>(
+  trx: Executor,
+  table: string,
+  load: () => Promise<T>,
+  indexing: () => void = () => {},
+): Promise<T> {
+  const dialect = dialectOf(trx);
+  if (dialect === 'mysql') return load();
+  const run = (text: string) => sql.raw(text).execute(trx);
+  const indexes = (await isEmpty(trx, table)) ? await rebuildableIndexes(trx, table) : [];
+  const triggers = dialect === 'sqlite' ? await sqliteTriggers(trx, table) : [];
+  // The rows the load adds are those after the last one now (SQLite's rowids only grow while rows are added).
+  const last = triggers.length
+    ? (await sql<{ n: number | bigint | null }>`select max(rowid) as n from ${sql.table(table)}`.execute(trx)).rows[0]
+        ?.n
+    : null;
+  for (const index of indexes) await run(`drop index ${index.name}`);
+  for (const trigger of triggers) await run(`drop trigger ${trigger.name}`);
+  const loaded = await load();
+  indexing();
+  if (dialect === 'postgres' && indexes.length) await run(`set local maintenance_work_mem = '256MB'`);
+  for (const index of indexes) await run(index.sql);
+  for (const trigger of triggers) {
+    const values = trigger.values.replace(/\bnew\./gi, `${table}.`);
+    await sql`${sql.raw(`insert into ${trigger.target} (${trigger.columns}) select ${values} from ${table}`)}
+      where ${sql.ref(`${table}.rowid`)} > ${BigInt(last ?? 0)}`.execute(trx);
+    await run(trigger.sql);
+  }
+  return loaded;
+}
