@@ -19,6 +19,7 @@ import {
   commit,
   contactValues,
   getById,
+  routeGetById,
   insertContact,
   listStatements,
   lockById,
@@ -187,7 +188,7 @@ app.setErrorHandler((error: Error, request, reply) => {
 app.get('/healthz', async (_req, reply) => json(reply, 200, { ok: true }));
 
 app.get<{ Params: { id: string } }>('/contacts/:id', async (request, reply) => {
-  const [row] = await store.all(getById(dialect, request.params.id));
+  const [row] = await store.all(routeGetById(dialect, request.params.id));
   return row ? json(reply, 200, { data: row }) : json(reply, 404, { error: 'not found' });
 });
 

@@ -384,10 +384,20 @@ for (const dialect of DIALECTS) {
       assert.equal(await epoch(), before, 'a last use does not move the epoch');
       assert.equal((await app.request('GET', '/api/v1/me', { token: tam.token })).status, 200);
 
+      // A read by id confirms a kept token in its own statement (on a server): the change holds on it too, when it
+      // is the first request after the change. An admin's personal view is there for admins only.
+      const view = await app.post('/api/v1/views', { name: 'Mine alone', resource: 'contacts', shared: false });
+      assert.equal(view.status, 201, view.text);
+      const readView = async () =>
+        (await app.request('GET', `/api/v1/views/${view.body.data.id}`, { token: tam.token })).status;
+      assert.equal(await readView(), 404, "an agent does not see an admin's personal view");
       await db.updateTable('users').set({ role: 'admin' }).where('id', '=', BigInt(tam.id)).execute();
       assert.notEqual(await epoch(), before, 'a user changed moves the epoch');
+      assert.equal(await readView(), 200, 'made an admin: the next read by id sees it');
       assert.equal((await app.request('GET', '/api/v1/me', { token: tam.token })).body.data.role, 'admin');
+      assert.equal(await readView(), 200);
       await db.updateTable('users').set({ role: 'agent' }).where('id', '=', BigInt(tam.id)).execute();
+      assert.equal(await readView(), 404, 'an agent again: the next read by id does not');
       assert.equal((await app.request('GET', '/api/v1/me', { token: tam.token })).body.data.role, 'agent');
 
       await db
@@ -404,13 +414,38 @@ for (const dialect of DIALECTS) {
         (await app.request('GET', `/api/v1/contacts/${made.body.data.id}`, { token: tam.token })).status,
         200,
       );
+      // Without "read", then with it again: each the first request after the change.
+      const abilities = (list: string[]) =>
+        db
+          .updateTable('personal_access_tokens')
+          .set({ abilities: JSON.stringify(list) })
+          .where('id', 'in', tamsToken())
+          .execute();
+      await abilities(['create']);
+      assertProblem(
+        await app.request('GET', `/api/v1/contacts/${made.body.data.id}`, { token: tam.token }),
+        403,
+        'missing_ability',
+      );
+      await abilities(['read']);
+      assert.equal(
+        (await app.request('GET', `/api/v1/contacts/${made.body.data.id}`, { token: tam.token })).status,
+        200,
+        'a refusal is never on what was kept: read again, the token may read',
+      );
 
+      const readContact = (id: unknown) => app.request('GET', `/api/v1/contacts/${id}`, { token: tam.token });
       await db.updateTable('users').set({ active: false }).where('id', '=', BigInt(tam.id)).execute();
+      assertProblem(await readContact(made.body.data.id), 401, 'unauthenticated');
       assertProblem(await app.request('GET', '/api/v1/me', { token: tam.token }), 401, 'unauthenticated');
       await db.updateTable('users').set({ active: true }).where('id', '=', BigInt(tam.id)).execute();
+      assert.equal((await readContact(made.body.data.id)).status, 200, 'active again: the next read by id is answered');
       assert.equal((await app.request('GET', '/api/v1/me', { token: tam.token })).status, 200);
 
       await db.deleteFrom('personal_access_tokens').where('id', 'in', tamsToken()).execute();
+      // Revoked: a read by id of a record that is not there is a 401 too, never a 404.
+      assertProblem(await readContact(999_999_999), 401, 'unauthenticated');
+      assertProblem(await readContact(made.body.data.id), 401, 'unauthenticated');
       assertProblem(await app.request('GET', '/api/v1/me', { token: tam.token }), 401, 'unauthenticated');
     });
 

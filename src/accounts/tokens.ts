@@ -3,7 +3,7 @@
 // limited to some abilities (what each route needs is said in
 // src/http/access.ts) and may expire; its owner is mailed a week before.
 import type { Selectable } from 'kysely';
-import { readsByKeyBeatAJoin } from '../db/dialect.ts';
+import { dialectOf, readsByKeyBeatAJoin } from '../db/dialect.ts';
 import { runPrepared } from '../db/prepared.ts';
 import { logEvent } from '../records/change-log.ts';
 import type { PersonalAccessTokensTable } from '../db/tables.ts';
@@ -274,29 +274,45 @@ const RECENT_TOKENS = 10_000;
  * row instead of theirs: a read by id takes a tenth less CPU); read again otherwise. The epoch is read first, so rows
  * kept under it are at least as new as it: a revoked token, a deactivated user or a changed role moves it, in its
  * own transaction, and the next request on every process reads the rows again. A token not found is not kept.
+ * `unconfirmed`: on a server, rows kept in memory are answered with the epoch they were kept under and no read at all;
+ * the caller's own statement reads the epoch, and its answer stands only if the epoch is that one (src/http/auth.ts).
  */
-async function recentTokenRow(db: Accounts['database']['db'], hash: string): Promise<FoundToken | undefined> {
-  const epoch = await authEpoch(db);
-  if (epoch === undefined) return tokenRow(db, hash);
+async function recentTokenRow(
+  db: Accounts['database']['db'],
+  hash: string,
+  unconfirmed: boolean,
+): Promise<{ found: FoundToken; unconfirmedEpoch?: string } | undefined> {
   const recent = recentTokens.get(db) ?? new Map();
   recentTokens.set(db, recent);
   const kept = recent.get(hash);
-  if (kept?.epoch === epoch) return kept.found;
+  if (kept && unconfirmed && dialectOf(db) !== 'sqlite') return { found: kept.found, unconfirmedEpoch: kept.epoch };
+  const epoch = await authEpoch(db);
+  if (epoch === undefined) {
+    const found = await tokenRow(db, hash);
+    return found && { found };
+  }
+  if (kept?.epoch === epoch) return { found: kept.found };
   const found = await tokenRow(db, hash);
   if (recent.size >= RECENT_TOKENS) recent.clear();
   if (found) recent.set(hash, { epoch, found });
   else recent.delete(hash);
-  return found;
+  return found && { found };
 }
 
 /**
  * The user a bearer token belongs to, or null. An expired token is refused with a 401 that says so (its owner can
- * tell it from a typo). Last use is recorded at most once a minute.
+ * tell it from a typo). Last use is recorded at most once a minute. `unconfirmed`: see recentTokenRow; the answer's
+ * `unconfirmedEpoch` says it came from memory unread.
  */
-export async function findTokenUser(a: Accounts, token: string): Promise<TokenUser | null> {
+export async function findTokenUser(
+  a: Accounts,
+  token: string,
+  options: { unconfirmed?: boolean } = {},
+): Promise<(TokenUser & { unconfirmedEpoch?: string }) | null> {
   if (!token.startsWith(PREFIX) || token.length > 100) return null;
-  const found = await recentTokenRow(a.database.db, sha256(token));
-  if (!found) return null;
+  const recent = await recentTokenRow(a.database.db, sha256(token), options.unconfirmed === true);
+  if (!recent) return null;
+  const { found, unconfirmedEpoch } = recent;
   const expiresAt = toIso(found.token.expires_at);
   if (hasPassed(expiresAt))
     throw new AppError(401, 'unauthenticated', `The access token expired at ${expiresAt}; make a new one.`);
@@ -315,6 +331,7 @@ export async function findTokenUser(a: Accounts, token: string): Promise<TokenUs
     user: toUserRow(found.user),
     abilities: abilitiesOf(found.token.abilities),
     expiresAt,
+    ...(unconfirmedEpoch === undefined ? {} : { unconfirmedEpoch }),
   };
 }
 

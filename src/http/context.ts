@@ -6,5 +6,5 @@ import type { Context } from '../records/operations.ts';
 /** The operations' context for a request: the database, who is calling and through which door. */
 export function contextOf(database: Database, request: FastifyRequest): Context {
   const via = request.url.startsWith('/api/') ? 'api' : 'web';
-  return { database, actor: request.actor, sessionId: request.session?.id, via };
+  return { database, actor: request.actor, sessionId: request.session?.id, via, authEpoch: request.authEpoch };
 }

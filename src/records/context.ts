@@ -27,4 +27,9 @@ export interface Context {
    * merge puts a record back exactly as it was.
    */
   exact?: boolean;
+  /**
+   * The auth epoch under which the request's bearer token was kept in memory, when it was not read for this request:
+   * a read by id with counts reads the epoch in its own statement and answers it (src/http/auth.ts, confirmed).
+   */
+  authEpoch?: string;
 }

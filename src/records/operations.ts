@@ -360,16 +360,21 @@ export async function getRecord(
   rawId: string,
   ability: Ability = 'read',
   options: { withCounts?: boolean } = {},
-): Promise<RecordResult & { counts?: Row }> {
+): Promise<RecordResult & { counts?: Row; authEpoch?: string }> {
   const actor = authorize(ctx, resource);
   const { db } = ctx.database;
   const id = parseId(rawId);
   const found = options.withCounts
-    ? await selectWithCounts(db, resource, id)
+    ? await selectWithCounts(db, resource, id, { authEpoch: ctx.authEpoch !== undefined })
     : await selectById(db, resource, id).then((record) => record && { record, counts: undefined });
   if (!found || !visibleTo(actor, resource, found.record)) throw notFound();
   if (ability !== 'read') authorize(ctx, resource, ability, found.record);
-  return { record: found.record, etag: etagOf(found.record), counts: found.counts };
+  return {
+    record: found.record,
+    etag: etagOf(found.record),
+    counts: found.counts,
+    ...('authEpoch' in found ? { authEpoch: found.authEpoch } : {}),
+  };
 }
 
 /**

@@ -359,13 +359,25 @@ export async function selectById(db: Executor, resource: Resource, id: bigint, l
  * A record by id with the counts of the records that name it (a contact's `inquiries_count`), in one statement: the
  * counts are scalar subqueries, so a read of one record is one round trip.
  */
-export async function selectWithCounts(db: Executor, resource: Resource, id: bigint) {
+/** The column a read by id answers the auth epoch in, when asked (see selectWithCounts). */
+const AUTH_EPOCH = 'lb_auth_epoch';
+
+/**
+ * A record by id with the counts of the records that name it; `authEpoch`: with the auth epoch too, read by the same
+ * statement (src/accounts/tokens.ts: a token kept in memory is confirmed by it, with no read of its own).
+ */
+export async function selectWithCounts(
+  db: Executor,
+  resource: Resource,
+  id: bigint,
+  options: { authEpoch?: boolean } = {},
+) {
   const pk = resource.primaryKey;
   const counts = countsOf(resource);
   const [row] = await runPrepared(
     db,
     resource,
-    'by id, with counts',
+    options.authEpoch ? 'by id, with counts and the auth epoch' : 'by id, with counts',
     () =>
       asRecordTables(db)
         .selectFrom(resource.table)
@@ -379,12 +391,19 @@ export async function selectWithCounts(db: Executor, resource: Resource, id: big
               .as(field.countAs!),
           ),
         )
+        .$if(options.authEpoch === true, (q) =>
+          q.select(sql<string>`(select n from ${sql.table('auth_epoch')} where id = 1)`.as(AUTH_EPOCH)),
+        )
         .where(pk.name, '=', param(pk, id)),
     [param(pk, id)],
   );
   if (!row) return undefined;
   const counted = counts.map(({ field }) => [field.countAs!, Number(row[field.countAs!])]);
-  return { record: rowToRecord(resource, row), counts: Object.fromEntries(counted) as Row };
+  return {
+    record: rowToRecord(resource, row),
+    counts: Object.fromEntries(counted) as Row,
+    ...(options.authEpoch ? { authEpoch: String(row[AUTH_EPOCH]) } : {}),
+  };
 }
 
 /** Inserts a row, and its change-log entry when given (in one statement where the database can); answers its id. */

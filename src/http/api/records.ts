@@ -14,6 +14,7 @@ import {
   withCounts,
 } from '../../records/operations.ts';
 import { annotationsOf, type Resource } from '../../schema/resource.ts';
+import { confirmed } from '../auth.ts';
 import { contextOf } from '../context.ts';
 import { problem } from '../openapi.ts';
 
@@ -83,6 +84,7 @@ export function recordRoutes(database: Database, resource: Resource) {
     app.get(
       '/:id',
       {
+        config: { confirmsToken: true },
         schema: {
           tags,
           summary: `Get a ${resource.singular}`,
@@ -101,10 +103,11 @@ export function recordRoutes(database: Database, resource: Resource) {
         },
       },
       async (request: IdRequest, reply) => {
-        const ctx = contextOf(database, request);
-        const { record, etag, counts } = await getRecord(ctx, resource, request.params.id, 'read', {
-          withCounts: true,
-        });
+        const { record, etag, counts } = await confirmed(
+          request,
+          () => getRecord(contextOf(database, request), resource, request.params.id, 'read', { withCounts: true }),
+          (read) => read.authEpoch,
+        );
         withEtag(reply, etag);
         if (
           request.headers['if-none-match']
