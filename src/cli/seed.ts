@@ -16,7 +16,7 @@ import { hashPassword } from '../accounts/passwords.ts';
 import { findUserByEmail } from '../accounts/store.ts';
 import type { Database } from '../db/connection.ts';
 import { loadInOnePass } from '../db/bulk-load.ts';
-import { asRecordTables, type Executor } from '../db/tables.ts';
+import { asRecordTables } from '../db/tables.ts';
 import { insertRows } from '../records/repository.ts';
 import { firstOpenStage } from '../resources/inquiry-rules.ts';
 import { contact, inquiry, service, source, user } from '../resources/index.ts';
@@ -120,36 +120,44 @@ async function insertAll(
   const { db } = database;
   const complete = completer(database, resource, given);
   const ids: number[] = [];
-  const insertBatch = async (trx: Executor, size: number) => {
+  const made = (size: number) => {
     const rows: FakeRow[] = new Array(size);
     for (let i = 0; i < size; i++) {
       const row = faker.next();
       complete(row);
       rows[i] = row;
     }
-    for (const id of await insertRows(trx, resource, rows)) ids.push(Number(id));
-    tick(size);
+    return rows;
+  };
+  /** Writes every batch, each made while the one before is written (on a server, the database works meanwhile). */
+  const inBatches = async (write: (rows: FakeRow[]) => Promise<bigint[]>) => {
+    let writing: Promise<void> = Promise.resolve();
+    for (let done = 0; done < count; done += BATCH) {
+      const rows = made(Math.min(BATCH, count - done));
+      await writing;
+      writing = write(rows).then((written) => {
+        for (const id of written) ids.push(Number(id));
+        tick(rows.length);
+      });
+    }
+    await writing;
   };
   const table = resource.table;
   // Into an empty table, one transaction: its indexes are built once, at the end (src/db/bulk-load.ts).
-  if (count > 0 && (await asRecordTables(db).selectFrom(table).select('id').limit(1).execute()).length === 0) {
+  if (count > 0 && (await asRecordTables(db).selectFrom(table).select('id').limit(1).execute()).length === 0)
     await db.transaction().execute((trx) =>
       loadInOnePass(
         trx,
         table,
-        async () => {
-          for (let done = 0; done < count; done += BATCH) await insertBatch(trx, Math.min(BATCH, count - done));
-        },
+        () => inBatches((rows) => insertRows(trx, resource, rows)),
         () => indexing(table),
       ),
     );
-    return ids;
-  }
   // Into a table that has rows, a transaction per batch, so that the app's own writes go on between them.
-  for (let done = 0; done < count; done += BATCH)
-    await db
-      .transaction()
-      .execute((trx) => loadInOnePass(trx, table, () => insertBatch(trx, Math.min(BATCH, count - done))));
+  else
+    await inBatches((rows) =>
+      db.transaction().execute((trx) => loadInOnePass(trx, table, () => insertRows(trx, resource, rows))),
+    );
   return ids;
 }
 
