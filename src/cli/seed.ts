@@ -146,12 +146,10 @@ async function insertAll(
   // Into an empty table, one transaction: its indexes are built once, at the end (src/db/bulk-load.ts).
   if (count > 0 && (await asRecordTables(db).selectFrom(table).select('id').limit(1).execute()).length === 0)
     await db.transaction().execute((trx) =>
-      loadInOnePass(
-        trx,
-        table,
-        () => inBatches((rows) => insertRows(trx, resource, rows)),
-        () => indexing(table),
-      ),
+      loadInOnePass(trx, table, () => inBatches((rows) => insertRows(trx, resource, rows)), {
+        fills: true,
+        indexing: () => indexing(table),
+      }),
     );
   // Into a table that has rows, a transaction per batch, so that the app's own writes go on between them.
   else

@@ -4,12 +4,13 @@
 //   FTS5 search index of migration T0003) is dropped for the load, and its
 //   insert runs once, as INSERT … SELECT over the rows the load added, with the
 //   trigger's own expression: the index holds what row-by-row writes would
-//   have put there. Into an empty table, its indexes are also dropped and built
-//   again at the end (a sort, against a B-tree insert per row and index).
-//   PostgreSQL: into an empty table, its indexes (the trigram GIN index too)
-//   are dropped and built again at the end. DROP INDEX locks the table until
-//   the load commits: readers of that table wait, as they would see no rows
-//   before the commit anyway.
+//   have put there.
+//   A load that fills a table (`fills`: leadbook seed), when the table is
+//   empty: its indexes are dropped and built again at the end (a sort, against
+//   a B-tree insert per row and index), the trigram GIN index on PostgreSQL
+//   too. DROP INDEX locks the table until the load commits: its readers wait,
+//   as they would see no rows before the commit anyway. (Not for an import's
+//   batches: two processes importing at once would each wait for the other.)
 //   MariaDB: as it is (its DDL commits the transaction it is in).
 // Unique indexes and those behind constraints stay, so a duplicate is refused
 // on the row that brings it, as in any other write.
@@ -68,12 +69,12 @@ export async function loadInOnePass<T>(
   trx: Executor,
   table: string,
   load: () => Promise<T>,
-  indexing: () => void = () => {},
+  options: { fills?: boolean; indexing?: () => void } = {},
 ): Promise<T> {
   const dialect = dialectOf(trx);
   if (dialect === 'mysql') return load();
   const run = (text: string) => sql.raw(text).execute(trx);
-  const indexes = (await isEmpty(trx, table)) ? await rebuildableIndexes(trx, table) : [];
+  const indexes = options.fills && (await isEmpty(trx, table)) ? await rebuildableIndexes(trx, table) : [];
   const triggers = dialect === 'sqlite' ? await sqliteTriggers(trx, table) : [];
   // The rows the load adds are those after the last one now (SQLite's rowids only grow while rows are added).
   const last = triggers.length
@@ -83,7 +84,7 @@ export async function loadInOnePass<T>(
   for (const index of indexes) await run(`drop index ${index.name}`);
   for (const trigger of triggers) await run(`drop trigger ${trigger.name}`);
   const loaded = await load();
-  indexing();
+  options.indexing?.();
   if (dialect === 'postgres' && indexes.length) await run(`set local maintenance_work_mem = '256MB'`);
   for (const index of indexes) await run(index.sql);
   for (const trigger of triggers) {

@@ -1,8 +1,8 @@
 // An import killed half-way (SIGKILL, as a crash or an out-of-memory kill
 // would end it): each batch is one transaction, so what is left is whole
 // batches with their change-log entries, never part of one; the search index
-// agrees with the rows (on SQLite a batch writes its index rows once, at its
-// end, and a load into an empty table builds the table's indexes at its end:
+// agrees with the rows (on SQLite a batch writes its search index rows once,
+// at its end, with the trigger that writes them dropped for the batch:
 // src/db/bulk-load.ts); and the indexes and triggers are those the migrations
 // made, so that the next write is indexed as before.
 import assert from 'node:assert/strict';
@@ -85,7 +85,7 @@ function importKilled(fresh: FreshDatabase, file: string, when: (said: string) =
 const read = (percent: number) => (said: string) =>
   [...said.matchAll(/\((\d+)%\)/g)].some((m) => Number(m[1]) >= percent);
 
-/** `ms` after the import has begun: within its first batch, which goes into the empty table. */
+/** `ms` after the import has begun: within its first batch. */
 const begun = (fresh: FreshDatabase, before: number, ms: number) => {
   let since: number | undefined;
   return async () => {
