@@ -81,10 +81,14 @@ export const changeOf = (field: string, before: unknown, after: unknown) =>
 const quoted = (names: string[]) => names.map((c) => `"${c}"`).join(', ');
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 const SELECT = `select ${quoted(COLUMNS)} from "${TABLE}"`;
-/** A record as a read by id and a write's read-back give it: with the count of the inquiries that name it. */
-const COUNTED =
+/**
+ * A record as a read by id and a write's read-back give it: with the count of the inquiries that name it (and
+ * `extra` columns after it).
+ */
+const counted = (extra = '') =>
   `select ${quoted(COLUMNS)}, (select count(*) as "n" from "inquiries" as "counted" ` +
-  `where "counted"."contact_id" = "${TABLE}"."id") as "inquiries_count" from "${TABLE}"`;
+  `where "counted"."contact_id" = "${TABLE}"."id") as "inquiries_count"${extra} from "${TABLE}"`;
+const COUNTED = counted();
 
 /** What a read scenario's request carries to the floor. */
 export interface ReadArgs {
@@ -203,10 +207,7 @@ export const routeGetById = (dialect: Dialect, id: unknown): Statement =>
     ? getById(dialect, id)
     : forDialect(
         dialect,
-        `${COUNTED.replace(
-          ` from "${TABLE}"`,
-          `, (select n from "auth_epoch" where id = 1) as "lb_auth_epoch" from "${TABLE}"`,
-        )} where "id" = ?`,
+        `${counted(', (select n from "auth_epoch" where id = 1) as "lb_auth_epoch"')} where "id" = ?`,
         [id],
       );
 

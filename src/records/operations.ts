@@ -366,15 +366,12 @@ export async function getRecord(
   const id = parseId(rawId);
   const found = options.withCounts
     ? await selectWithCounts(db, resource, id, { authEpoch: ctx.authEpoch !== undefined })
-    : await selectById(db, resource, id).then((record) => record && { record, counts: undefined });
+    : await selectById(db, resource, id).then(
+        (record) => record && { record, counts: undefined, authEpoch: undefined },
+      );
   if (!found || !visibleTo(actor, resource, found.record)) throw notFound();
   if (ability !== 'read') authorize(ctx, resource, ability, found.record);
-  return {
-    record: found.record,
-    etag: etagOf(found.record),
-    counts: found.counts,
-    ...('authEpoch' in found ? { authEpoch: found.authEpoch } : {}),
-  };
+  return { record: found.record, etag: etagOf(found.record), counts: found.counts, authEpoch: found.authEpoch };
 }
 
 /**

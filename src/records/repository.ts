@@ -402,7 +402,7 @@ export async function selectWithCounts(
   return {
     record: rowToRecord(resource, row),
     counts: Object.fromEntries(counted) as Row,
-    ...(options.authEpoch ? { authEpoch: String(row[AUTH_EPOCH]) } : {}),
+    authEpoch: options.authEpoch ? String(row[AUTH_EPOCH]) : undefined,
   };
 }
 
