@@ -7,15 +7,16 @@
 // search index rows written once at its end (src/db/bulk-load.ts). Either way
 // the indexes hold what row-by-row writes would have left. What the server
 // works out for a record written through the API (its match and sort keys, an
-// inquiry's first stage) is worked out here too. The inquiries are not linked to contacts (the fake contacts and
-// inquiries are separate streams), unless `--pipeline` asks for it: then each is
-// linked to one of the contacts, and they are spread over the active stages and
-// assigned to 8 agents (fake-data.ts), as the pipeline bench needs.
+// inquiry's first stage) is worked out here too. The inquiries are not linked
+// to contacts (the fake contacts and inquiries are separate streams), unless
+// `--pipeline` asks for it: then each is linked to one of the contacts, and
+// they are spread over the active stages and assigned to 8 agents
+// (fake-data.ts), as the pipeline bench needs.
 import { randomBytes } from 'node:crypto';
 import { hashPassword } from '../accounts/passwords.ts';
 import { findUserByEmail } from '../accounts/store.ts';
 import type { Database } from '../db/connection.ts';
-import { loadInOnePass } from '../db/bulk-load.ts';
+import { isEmpty, loadInOnePass } from '../db/bulk-load.ts';
 import { asRecordTables } from '../db/tables.ts';
 import { insertRows } from '../records/repository.ts';
 import { firstOpenStage } from '../resources/inquiry-rules.ts';
@@ -113,9 +114,8 @@ async function insertAll(
   resource: Resource,
   count: number,
   faker: { next(): FakeRow },
-  tick: (n: number) => void,
+  told: { tick: (n: number) => void; indexing: (table: string) => void },
   given?: FakeRow,
-  indexing: (table: string) => void = () => {},
 ): Promise<number[]> {
   const { db } = database;
   const complete = completer(database, resource, given);
@@ -137,18 +137,18 @@ async function insertAll(
       await writing;
       writing = write(rows).then((written) => {
         for (const id of written) ids.push(Number(id));
-        tick(rows.length);
+        told.tick(rows.length);
       });
     }
     await writing;
   };
   const table = resource.table;
   // Into an empty table, one transaction: its indexes are built once, at the end (src/db/bulk-load.ts).
-  if (count > 0 && (await asRecordTables(db).selectFrom(table).select('id').limit(1).execute()).length === 0)
+  if (count > 0 && (await isEmpty(db, table)))
     await db.transaction().execute((trx) =>
       loadInOnePass(trx, table, () => inBatches((rows) => insertRows(trx, resource, rows)), {
         fills: true,
-        indexing: () => indexing(table),
+        indexing: () => told.indexing(table),
       }),
     );
   // Into a table that has rows, a transaction per batch, so that the app's own writes go on between them.
@@ -180,18 +180,19 @@ export async function seed(
   const agents = await ensureAgents(database);
   const lookups = await ensureLookups(database);
   let done = 0;
-  const tick = (n: number) => {
-    done += n;
-    onProgress(done);
+  const told = {
+    tick: (n: number) => {
+      done += n;
+      onProgress(done);
+    },
+    indexing: onIndexing,
   };
   const contactIds = await insertAll(
     database,
     contact,
     options.contacts,
     new ContactFaker(options.seed, agents, lookups),
-    tick,
-    undefined,
-    onIndexing,
+    told,
   );
   const pipeline = options.pipeline && options.inquiries ? await pipelineOf(database, contactIds) : undefined;
   const stage = options.inquiries && !pipeline ? await firstOpenStage(database.db) : null;
@@ -200,9 +201,8 @@ export async function seed(
     inquiry,
     options.inquiries,
     new InquiryFaker(options.seed, agents, lookups, pipeline),
-    tick,
+    told,
     pipeline ? {} : { stage_id: stage },
-    onIndexing,
   );
 }
 

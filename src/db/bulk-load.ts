@@ -58,7 +58,8 @@ async function rebuildableIndexes(trx: Executor, table: string): Promise<Ddl[]> 
   return rows;
 }
 
-const isEmpty = async (trx: Executor, table: string) =>
+/** Whether `table` has no row. */
+export const isEmpty = async (trx: Executor, table: string) =>
   (await sql`select 1 from ${sql.table(table)} limit 1`.execute(trx)).rows.length === 0;
 
 /**
