@@ -290,27 +290,31 @@ for (const dialect of DIALECTS) {
         'Emil Import,,0221 987 65 43,,',
         'Fritz One,fritz@new.example,,,Köln',
         'Fritz Two,Fritz@NEW.example,,,',
+        'Gina One,gina@new.example,+49 30 1234567,,',
+        'Gina Two,,030 1234567,,',
         `Explicit,dora@example.com,,${String(chosen.id)},`,
         ',,,,Nowhere',
       ].join('\n');
       const reply = await app.request('POST', '/api/v1/inquiries/import', { body: upload(csv) });
       assert.equal(reply.status, 200, reply.text);
-      assert.equal(reply.body.created, 5, reply.text);
+      assert.equal(reply.body.created, 7, reply.text);
       assert.deepEqual(
         (reply.body.failed as Json[]).map((f) => f.row),
-        [6],
+        [8],
         'the row with no name, email or phone is refused',
       );
-      assert.equal(await total('inquiries'), before + 5);
-      assert.equal(await total('contacts'), contacts + 1, 'one contact for the two Fritz rows, none for the others');
+      assert.equal(await total('inquiries'), before + 7);
+      assert.equal(await total('contacts'), contacts + 2, 'one contact for the Fritz rows, one for the Gina rows');
 
-      const imported = (await app.get(`/api/v1/inquiries?per_page=5&sort=-id`)).body.data as Json[];
+      const imported = (await app.get(`/api/v1/inquiries?per_page=7&sort=-id`)).body.data as Json[];
       const by = Object.fromEntries(imported.map((i) => [i.name as string, i]));
       same(by['Dora Import'].contact_id, dora.id, 'email in another case');
       same(by['Emil Import'].contact_id, emil.id, 'phone in another format');
       assert.notEqual(by['Fritz One'].contact_id, null);
       same(by['Fritz Two'].contact_id, by['Fritz One'].contact_id, 'the same new address in one file: one contact');
       assert.equal((await contactOf(by['Fritz One'].contact_id)).name, 'Fritz One', 'made from the first row');
+      assert.notEqual(by['Gina One'].contact_id, by['Fritz One'].contact_id);
+      same(by['Gina Two'].contact_id, by['Gina One'].contact_id, 'the number of a contact made earlier in the file');
       same(by.Explicit.contact_id, chosen.id, 'an explicit contact_id is kept');
       const fritz = await app.get(`/api/v1/contacts/${String(by['Fritz One'].contact_id)}/activity`);
       assert.equal((fritz.body.data as Json[])[0].via, 'import', 'the made contact is logged as by the import');

@@ -2,13 +2,13 @@
 // pipeline"): a new inquiry starts in the first open stage, and one that names no
 // contact is linked to the contact with the same address or number (compared by
 // their keys: trimmed and lower-cased, E.164), else to a contact made from its
-// contact fields. Many at once (an import) cost one query for the stage and one
-// per thousand keys for the contacts, whatever their number.
+// contact fields. Many at once (an import) cost one query for the stage, one per
+// thousand keys to find the contacts, and a multi-row insert of the new ones with
+// their change-log entries, whatever their number.
 import type { Executor } from '../db/tables.ts';
 import type { Context } from '../records/context.ts';
-import { entryOf } from '../records/change-log.ts';
-import { insertPrepared } from '../records/operations.ts';
-import { selectById, updateRow } from '../records/repository.ts';
+import { entryOf, logCreated } from '../records/change-log.ts';
+import { insertRows, selectById, updateRow } from '../records/repository.ts';
 import type { Row } from '../records/repository.ts';
 import { assignmentFor } from './assignment.ts';
 import { inquiry } from './inquiry.ts';
@@ -60,15 +60,27 @@ async function placeInquiries(trx: Executor, ctx: Context, rows: Row[]): Promise
   }
   const unlinked = rows.filter((r) => !present(r.contact_id));
   const found = await contactsByKey(trx, unlinked);
+  // A key a contact made here holds: the index of that contact among `made` (a later row with it links to it).
+  const making = { email_key: new Map<string, number>(), phone_key: new Map<string, number>() };
+  const made: Row[] = [];
+  const madeFor = new Map<Row, number>();
   for (const r of unlinked) {
-    let id = KEYS.map((k) => (present(r[k]) ? found[k].get(String(r[k])) : undefined)).find((x) => x !== undefined);
-    if (id === undefined && KEYS.some((k) => present(r[k]) || present(r.name))) {
-      const values = Object.fromEntries(CONTACT_FIELDS.filter((f) => f in r).map((f) => [f, r[f]]));
-      id = Number(await insertPrepared(trx, ctx, contact, values));
-      for (const k of KEYS) if (present(r[k])) found[k].set(String(r[k]), id);
-    }
-    r.contact_id = id ?? null;
+    const key = KEYS.find((k) => present(r[k]) && (found[k].has(String(r[k])) || making[k].has(String(r[k]))));
+    if (key) {
+      const value = String(r[key]);
+      if (found[key].has(value)) r.contact_id = found[key].get(value)!;
+      else madeFor.set(r, making[key].get(value)!);
+    } else if (KEYS.some((k) => present(r[k]) || present(r.name))) {
+      for (const k of KEYS) if (present(r[k])) making[k].set(String(r[k]), made.length);
+      madeFor.set(r, made.length);
+      made.push(Object.fromEntries(CONTACT_FIELDS.filter((f) => f in r).map((f) => [f, r[f]])));
+    } else r.contact_id = null;
   }
+  // The new contacts in one go, whatever their number. A field a row lacks is written NULL, which a contact's
+  // columns default to anyway.
+  const ids = await insertRows(trx, contact, made);
+  await logCreated(trx, ctx, contact, ids);
+  for (const [r, index] of madeFor) r.contact_id = Number(ids[index]);
 }
 
 /** A new inquiry that names no assignee goes where the assignment rules say, due when its rule says. */
