@@ -101,7 +101,8 @@ export function createMetrics(): Metrics {
  */
 export function observeDatabase(metrics: Metrics, database: Database): void {
   const dialect = { dialect: database.dialect };
-  database.onQuery = (ms) => metrics.dbQueryDuration.observe(dialect, ms / 1000);
+  const queries = metrics.dbQueryDuration.labels(dialect);
+  database.onQuery = (ms) => queries.observe(ms / 1000);
   const pool = database.poolUse;
   if (pool) {
     metrics.gaugeFrom('leadbook_db_pool_max_connections', 'Connections the pool may open.', () => pool().max);

@@ -1,6 +1,6 @@
 // Keys, tokens and hashes. Everything here uses node:crypto's primitives as
 // documented; nothing is invented.
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -43,7 +43,7 @@ export function randomToken(bytes = 32): string {
 }
 
 export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 export function hmac(key: Buffer, text: string): string {

@@ -37,14 +37,19 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics): void {
     reply.header('x-request-id', request.id);
     done();
   });
+  // Each series' children, kept: prom-client hashes the label set on every call otherwise.
+  const series = new Map<string, readonly [{ inc(): void }, { observe(seconds: number): void }]>();
   app.addHook('onResponse', (request, reply, done) => {
-    const labels = {
-      method: request.method,
-      route: request.routeOptions.url ?? UNMATCHED,
-      status: String(reply.statusCode),
-    };
-    metrics.httpRequests.inc(labels);
-    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    const route = request.routeOptions.url ?? UNMATCHED;
+    const key = `${request.method} ${reply.statusCode} ${route}`;
+    let children = series.get(key);
+    if (!children) {
+      const labels = { method: request.method, route, status: String(reply.statusCode) };
+      children = [metrics.httpRequests.labels(labels), metrics.httpDuration.labels(labels)];
+      series.set(key, children);
+    }
+    children[0].inc();
+    children[1].observe(reply.elapsedTime / 1000);
     done();
   });
 }
