@@ -104,6 +104,17 @@ for (const dialect of DIALECTS) {
       });
       assert.deepEqual(searched.body, { updated: 1, failed: [] });
       assert.equal((await read(outside.id)).inquiry_type, true);
+      // A searchable field changed in bulk is found by search at once, and its old value no more.
+      const moved = await app.post('/api/v1/inquiries/bulk', {
+        query: 'filter[city]=Bulkton',
+        action: 'update',
+        changes: { city: 'Movedtown' },
+      });
+      assert.deepEqual(moved.body, { updated: 2, failed: [] });
+      const found = async (words: string) =>
+        ((await app.get(`/api/v1/inquiries?search=${words}&sort=name`)).body.data as Json[]).map((i) => i.name);
+      assert.deepEqual(await found('movedtown'), ['Query A', 'Query B']);
+      assert.deepEqual(await found('bulkton'), []);
 
       for (const query of ['filter[city]=Bulkton&page=2', 'per_page=10', 'cursor=', 'filter[nope]=1', 'sort=nope']) {
         const refused = await app.post('/api/v1/inquiries/bulk', {

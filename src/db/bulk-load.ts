@@ -12,6 +12,10 @@
 //   as they would see no rows before the commit anyway. (Not for an import's
 //   batches: two processes importing at once would each wait for the other.)
 //   MariaDB: as it is (its DDL commits the transaction it is in).
+//   Many updates (an import's, a bulk edit's), SQLite: a trigger that deletes
+//   an updated row's copy and inserts it again (the search index's) is dropped
+//   for them, and its delete and insert run once over their ids. Given a rowid
+//   again, FTS5 writes out what it holds: a segment per row, 0.75 ms each.
 // Unique indexes and those behind constraints stay, so a duplicate is refused
 // on the row that brings it, as in any other write.
 import { sql } from 'kysely';
@@ -28,18 +32,39 @@ interface CopyingTrigger extends Ddl {
   target: string;
   columns: string;
   values: string;
+  /** An AFTER UPDATE trigger's: the columns whose update fires it. */
+  watched?: string[];
 }
 
-const COPYING =
-  /^create trigger \S+ after insert on (\S+) begin\s+insert into (\S+) \(([^)]*)\) values \((.*)\);\s*end$/is;
+const COPYING = new RegExp(
+  String.raw`^create trigger \S+ after insert on (?<table>\S+) begin\s+` +
+    String.raw`insert into (?<target>\S+) \((?<columns>[^)]*)\) values \((?<values>.*)\);\s*end$`,
+  'is',
+);
+/** An AFTER UPDATE trigger that deletes the row's copy by rowid, then inserts it as COPYING does. */
+const RECOPYING = new RegExp(
+  String.raw`^create trigger \S+ after update of (?<watched>[^;]*?) on (?<table>\S+) begin\s+` +
+    String.raw`delete from (?<target>\S+) where rowid = old\.\w+;\s+` +
+    String.raw`insert into \k<target> \((?<columns>[^)]*)\) values \((?<values>.*)\);\s*end$`,
+  'is',
+);
 
-async function sqliteTriggers(trx: Executor, table: string): Promise<CopyingTrigger[]> {
+async function sqliteTriggers(trx: Executor, table: string, shape = COPYING): Promise<CopyingTrigger[]> {
   const { rows } =
     await sql<Ddl>`select name, sql from sqlite_master where type = 'trigger' and tbl_name = ${table}`.execute(trx);
   return rows.flatMap((t) => {
-    const match = COPYING.exec(t.sql.trim());
-    if (!match || match[1] !== table) return [];
-    return [{ ...t, target: match[2]!, columns: match[3]!, values: match[4]! }];
+    const found = shape.exec(t.sql.trim())?.groups;
+    if (!found || found.table !== table) return [];
+    const { target, columns, values, watched } = found;
+    return [
+      {
+        ...t,
+        target: target!,
+        columns: columns!,
+        values: values!.replace(/\bnew\./gi, `${table}.`),
+        watched: watched?.split(',').map((c) => c.trim()),
+      },
+    ];
   });
 }
 
@@ -89,10 +114,39 @@ export async function loadInOnePass<T>(
   if (dialect === 'postgres' && indexes.length) await run(`set local maintenance_work_mem = '256MB'`);
   for (const index of indexes) await run(index.sql);
   for (const trigger of triggers) {
-    const values = trigger.values.replace(/\bnew\./gi, `${table}.`);
-    await sql`${sql.raw(`insert into ${trigger.target} (${trigger.columns}) select ${values} from ${table}`)}
-      where ${sql.ref(`${table}.rowid`)} > ${BigInt(last ?? 0)}`.execute(trx);
+    await sql`${copyOf(trigger, table)} where ${sql.ref(`${table}.rowid`)} > ${BigInt(last ?? 0)}`.execute(trx);
     await run(trigger.sql);
   }
   return loaded;
+}
+
+const copyOf = (trigger: CopyingTrigger, table: string) =>
+  sql.raw(`insert into ${trigger.target} (${trigger.columns}) select ${trigger.values} from ${table}`);
+
+/**
+ * Runs `update` (the rows of `table` with these ids updated, in the transaction `trx`, in some of `columns`) with their
+ * copies in the search index written once for them all, as the header says (SQLite; elsewhere `update` alone). A row
+ * `update` left as it was is copied again as it is; updates of none of the columns the index copies leave it be.
+ */
+export async function updateInOnePass<T>(
+  trx: Executor,
+  table: string,
+  ids: readonly bigint[],
+  columns: Iterable<string>,
+  update: () => Promise<T>,
+): Promise<T> {
+  if (dialectOf(trx) !== 'sqlite' || ids.length === 0) return update();
+  const written = new Set(columns);
+  const triggers = (await sqliteTriggers(trx, table, RECOPYING)).filter((t) => t.watched!.some((c) => written.has(c)));
+  if (triggers.length === 0) return update();
+  for (const trigger of triggers) await sql.raw(`drop trigger ${trigger.name}`).execute(trx);
+  const updated = await update();
+  // The ids as one JSON array: FTS5 looks a rowid up for `rowid = ?`, but scans the whole index for an IN list.
+  const listed = sql`(select value from json_each(${`[${ids.join(',')}]`}))`;
+  for (const trigger of triggers) {
+    await sql`delete from ${sql.table(trigger.target)} where rowid in ${listed}`.execute(trx);
+    await sql`${copyOf(trigger, table)} where ${sql.ref(`${table}.rowid`)} in ${listed}`.execute(trx);
+    await sql.raw(trigger.sql).execute(trx);
+  }
+  return updated;
 }

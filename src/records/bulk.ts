@@ -10,6 +10,7 @@
 // (a record deleted under it), it is undone and its records go one by one
 // through the single-record path instead.
 import qs from 'qs';
+import { updateInOnePass } from '../db/bulk-load.ts';
 import type { Executor } from '../db/tables.ts';
 import { noticeAssignments } from './notifications.ts';
 import { parseListQuery } from '../derive/list-query.ts';
@@ -230,7 +231,11 @@ async function updateBatch(
       }
       updated++;
     }
-    for (const group of groups.values()) await updateRows(trx, resource, group.ids, group.values);
+    const changed = written.map(([before]) => idOf(resource, before));
+    const columns = [...groups.values()].flatMap((g) => Object.keys(g.values));
+    await updateInOnePass(trx, resource.table, changed, columns, async () => {
+      for (const group of groups.values()) await updateRows(trx, resource, group.ids, group.values);
+    });
     await insertEntries(trx, entries);
     await noticeAssignments(
       trx,

@@ -53,9 +53,14 @@ async function importsBegun(fresh: FreshDatabase): Promise<number> {
  * `leadbook import contacts FILE`, killed with SIGKILL when `when` says so (given what its progress said so far);
  * answers whether it was killed (a fast import may end first).
  */
-function importKilled(fresh: FreshDatabase, file: string, when: (said: string) => boolean | Promise<boolean>) {
+function importKilled(
+  fresh: FreshDatabase,
+  file: string,
+  when: (said: string) => boolean | Promise<boolean>,
+  options: string[] = [],
+) {
   return new Promise<boolean>((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'import', 'contacts', file], {
+    const child = spawn(process.execPath, [BIN, 'import', ...options, 'contacts', file], {
       env: { ...process.env, ...envOf(fresh) },
       cwd: ROOT,
     });
@@ -94,8 +99,8 @@ const begun = (fresh: FreshDatabase, before: number, ms: number) => {
   };
 };
 
-/** The contacts, their change-log entries, and each word's matches through the search index and by a scan. */
-async function stateOf(fresh: FreshDatabase, words: readonly string[]) {
+/** The contacts, their created (or `action`) change-log entries, and each word's matches by the index and a scan. */
+async function stateOf(fresh: FreshDatabase, words: readonly string[], action = 'created') {
   const database = openDatabase(fresh.options);
   try {
     const db = asRecordTables(database.db);
@@ -106,7 +111,7 @@ async function stateOf(fresh: FreshDatabase, words: readonly string[]) {
       db
         .selectFrom('change_log')
         .where('resource', '=', 'contacts')
-        .where('action', '=', 'created')
+        .where('action', '=', action)
         .select(sql<number>`count(*)`.as('n')),
     );
     const columns = contact.searchText.map((f) => f.name);
@@ -134,11 +139,13 @@ for (const dialect of DIALECTS) {
     let source: FreshDatabase;
     let target: FreshDatabase;
     let migrated: FreshDatabase;
+    let updated: FreshDatabase;
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'leadbook-import-crash-')), 'contacts.csv');
 
     before(async () => {
-      [source, target, migrated] = await Promise.all([
+      [source, target, migrated, updated] = await Promise.all([
         freshDatabase('sqlite'),
+        freshDatabase(dialect),
         freshDatabase(dialect),
         freshDatabase(dialect),
       ]);
@@ -146,13 +153,15 @@ for (const dialect of DIALECTS) {
       await cli(source, ['user:create', '--admin', '--email', 'owner@example.com'], 'import crash pass phrase\n');
       await cli(source, ['export', 'contacts', file]);
       // The rows name their service, source and author, which the import looks up by name.
-      await cli(target, ['seed', '--contacts', '0', '--inquiries', '0']);
-      await cli(target, ['user:create', '--admin', '--email', 'owner@example.com'], 'import crash pass phrase\n');
+      for (const fresh of [target, updated]) {
+        await cli(fresh, ['seed', '--contacts', '0', '--inquiries', '0']);
+        await cli(fresh, ['user:create', '--admin', '--email', 'owner@example.com'], 'import crash pass phrase\n');
+      }
       await cli(migrated, ['migrate']);
     });
 
     after(async () => {
-      await Promise.all([source?.drop(), target?.drop(), migrated?.drop()]);
+      await Promise.all([source?.drop(), target?.drop(), migrated?.drop(), updated?.drop()]);
       fs.rmSync(path.dirname(file), { recursive: true, force: true });
     });
 
@@ -186,6 +195,38 @@ for (const dialect of DIALECTS) {
       assert.equal(done.contacts - before.contacts, ROWS);
       assert.ok(done.search[PLANTED.one]!.indexed.length > 0, `some contacts hold "${PLANTED.one}"`);
       for (const word of words) assert.deepEqual(done.search[word]!.indexed, done.search[word]!.scanned, word);
+    });
+
+    test('an import that updates (--upsert-by email), killed half-way: whole batches; the index agrees', async (t) => {
+      // The same rows with other words: on SQLite each batch of updates writes its search index rows once.
+      const changed = path.join(path.dirname(file), 'changed.csv');
+      const planted = new RegExp(PLANTED.one, 'i');
+      const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+      assert.equal(lines.length, ROWS + 1, 'a header, then a line a row');
+      fs.writeFileSync(changed, lines.map((l) => l.replaceAll(new RegExp(PLANTED.one, 'gi'), 'lunar')).join('\n'));
+      // What each number of whole batches leaves: an entry for each of their rows that held the word (one a line).
+      const wholeBatches = Array.from({ length: Math.ceil(ROWS / IMPORT_BATCH) + 1 }, (_, k) =>
+        lines.slice(1, 1 + k * IMPORT_BATCH).reduce((n, l) => n + (planted.test(l) ? 1 : 0), 0),
+      );
+      const words = [PLANTED.one, 'lunar', PLANTED.two, 'example'];
+      await cli(updated, ['import', 'contacts', file]);
+      const schema = await indexesAndTriggers(migrated);
+      const upsert = ['--upsert-by', 'email'];
+      for (const round of [read(30), () => false]) {
+        const wasKilled = await importKilled(updated, changed, round, upsert);
+        const now = await stateOf(updated, words, 'updated');
+        t.diagnostic(`${dialect}: ${now.created} updated entries after ${wasKilled ? 'a kill' : 'the whole import'}`);
+        assert.equal(now.contacts, ROWS, 'an update adds no row');
+        assert.ok(wholeBatches.includes(now.created), `whole batches only: ${now.created} of ${wholeBatches}`);
+        for (const word of words) {
+          const { indexed, scanned } = now.search[word]!;
+          assert.deepEqual(indexed, scanned, `"${word}": the search index and a scan agree`);
+        }
+        assert.deepEqual(await indexesAndTriggers(updated), schema, 'the indexes and triggers the migrations made');
+      }
+      const done = await stateOf(updated, words, 'updated');
+      assert.equal(done.search[PLANTED.one]!.indexed.length, 0, `no contact holds "${PLANTED.one}" any more`);
+      assert.ok(done.search.lunar!.indexed.length > 0, 'the contacts that held it hold "lunar"');
     });
   });
 }
