@@ -245,6 +245,9 @@ export interface Report {
     floorImportSeconds?: number;
     /** In one transaction, or in several (the faster: bench/floor-bulk.ts). */
     floorImportHow?: string;
+    /** An import that changes a searchable field of the first imported contacts (`--upsert-by id`). */
+    updateSeconds?: number;
+    updatedRows?: number;
     note?: string;
   };
   notes: string[];
@@ -408,6 +411,11 @@ export function section(r: Report, run: RunInfo): string {
       other.push([
         'the same rows inserted by the floor (bare better-sqlite3, same schema)',
         `${fmt.s(r.csv.floorImportSeconds)} (${fmt.rps((r.csv.importedRows ?? 0) / r.csv.floorImportSeconds!)} rows/s, ${r.csv.floorImportHow})`,
+      ]);
+    if (finite(r.csv.updateSeconds))
+      other.push([
+        `CSV import that updates ${fmt.int(r.csv.updatedRows ?? 0)} of them, a searchable field each (\`--upsert-by id\`)`,
+        `${fmt.s(r.csv.updateSeconds)} (${fmt.rps((r.csv.updatedRows ?? 0) / r.csv.updateSeconds!)} rows/s)`,
       ]);
     if (r.csv.note) other.push(['CSV', r.csv.note]);
   }
