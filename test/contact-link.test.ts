@@ -290,8 +290,8 @@ for (const dialect of DIALECTS) {
         'Emil Import,,0221 987 65 43,,',
         'Fritz One,fritz@new.example,,,Köln',
         'Fritz Two,Fritz@NEW.example,,,',
-        'Gina One,gina@new.example,+49 30 1234567,,',
-        'Gina Two,,030 1234567,,',
+        'Gina One,gina@new.example,+49 40 7654321,,',
+        'Gina Two,,040 7654321,,',
         `Explicit,dora@example.com,,${String(chosen.id)},`,
         ',,,,Nowhere',
       ].join('\n');

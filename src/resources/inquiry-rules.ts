@@ -29,6 +29,7 @@ export async function firstOpenStage(db: Executor): Promise<number | null> {
 }
 
 const KEYS = ['email_key', 'phone_key'] as const;
+type Key = (typeof KEYS)[number];
 const CHUNK = 1000;
 const present = (v: unknown) => v !== null && v !== undefined && !(typeof v === 'string' && v.trim() === '');
 /** What an inquiry hands the contact made for it: its contact fields, keys and timestamps (prepared already). */
@@ -59,28 +60,27 @@ async function placeInquiries(trx: Executor, ctx: Context, rows: Row[]): Promise
     for (const r of rows) if (!present(r.stage_id)) r.stage_id = stage;
   }
   const unlinked = rows.filter((r) => !present(r.contact_id));
-  const found = await contactsByKey(trx, unlinked);
-  // A key a contact made here holds: the index of that contact among `made` (a later row with it links to it).
-  const making = { email_key: new Map<string, number>(), phone_key: new Map<string, number>() };
+  const found: Record<Key, Map<string, number | Row>> = await contactsByKey(trx, unlinked);
+  // A contact made here is its values until it is written (in one go, whatever their number): a later row with one
+  // of its keys links to it.
   const made: Row[] = [];
-  const madeFor = new Map<Row, number>();
+  const linked = new Map<Row, Row>();
   for (const r of unlinked) {
-    const key = KEYS.find((k) => present(r[k]) && (found[k].has(String(r[k])) || making[k].has(String(r[k]))));
-    if (key) {
-      const value = String(r[key]);
-      if (found[key].has(value)) r.contact_id = found[key].get(value)!;
-      else madeFor.set(r, making[key].get(value)!);
-    } else if (KEYS.some((k) => present(r[k]) || present(r.name))) {
-      for (const k of KEYS) if (present(r[k])) making[k].set(String(r[k]), made.length);
-      madeFor.set(r, made.length);
-      made.push(Object.fromEntries(CONTACT_FIELDS.filter((f) => f in r).map((f) => [f, r[f]])));
-    } else r.contact_id = null;
+    let match = KEYS.map((k) => (present(r[k]) ? found[k].get(String(r[k])) : undefined)).find((x) => x !== undefined);
+    if (match === undefined && KEYS.some((k) => present(r[k]) || present(r.name))) {
+      match = Object.fromEntries(CONTACT_FIELDS.filter((f) => f in r).map((f) => [f, r[f]]));
+      made.push(match);
+      for (const k of KEYS) if (present(r[k])) found[k].set(String(r[k]), match);
+    }
+    if (typeof match === 'object') linked.set(r, match);
+    else r.contact_id = match ?? null;
   }
-  // The new contacts in one go, whatever their number. A field a row lacks is written NULL, which a contact's
-  // columns default to anyway.
+  // A field a row lacks is written NULL, which a contact's columns default to anyway.
   const ids = await insertRows(trx, contact, made);
+
   await logCreated(trx, ctx, contact, ids);
-  for (const [r, index] of madeFor) r.contact_id = Number(ids[index]);
+  const idOf = new Map(made.map((values, i) => [values, Number(ids[i])]));
+  for (const [r, values] of linked) r.contact_id = idOf.get(values)!;
 }
 
 /** A new inquiry that names no assignee goes where the assignment rules say, due when its rule says. */
