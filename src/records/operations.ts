@@ -552,10 +552,6 @@ export async function updateRecord(
 }
 
 /**
- * Writes checked input over a record, with its entry: an update, or a restore of the values before the change
- * `cause`.
- */
-/**
  * What an update (`input`, `stored` as prepare() made it) changes in `before`: only what differs, checked against the
  * record (fields the server sets, needsOneOf, the resource's beforeUpdate rule); empty when nothing would change. The
  * single-record path and each record of a bulk update go through it.
@@ -581,6 +577,10 @@ export async function changesTo(
   return changes;
 }
 
+/**
+ * Writes checked input over a record, with its entry: an update, or a restore of the values before the change
+ * `cause`.
+ */
 async function writeUpdate(
   ctx: Context,
   resource: Resource,

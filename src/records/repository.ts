@@ -355,16 +355,13 @@ export async function selectById(db: Executor, resource: Resource, id: bigint, l
   return row && rowToRecord(resource, row);
 }
 
-/**
- * A record by id with the counts of the records that name it (a contact's `inquiries_count`), in one statement: the
- * counts are scalar subqueries, so a read of one record is one round trip.
- */
 /** The column a read by id answers the auth epoch in, when asked (see selectWithCounts). */
 const AUTH_EPOCH = 'lb_auth_epoch';
 
 /**
- * A record by id with the counts of the records that name it; `authEpoch`: with the auth epoch too, read by the same
- * statement (src/accounts/tokens.ts: a token kept in memory is confirmed by it, with no read of its own).
+ * A record by id with the counts of the records that name it (a contact's `inquiries_count`), in one statement: the
+ * counts are scalar subqueries, so a read of one record is one round trip. `authEpoch`: with the auth epoch too, read
+ * by the same statement (src/accounts/tokens.ts: a token kept in memory is confirmed by it, with no read of its own).
  */
 export async function selectWithCounts(
   db: Executor,
