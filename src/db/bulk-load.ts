@@ -14,8 +14,9 @@
 //   MariaDB: as it is (its DDL commits the transaction it is in).
 //   Many updates (an import's, a bulk edit's), SQLite: a trigger that deletes
 //   an updated row's copy and inserts it again (the search index's) is dropped
-//   for them, and its delete and insert run once over their ids. Given a rowid
-//   again, FTS5 writes out what it holds: a segment per row, 0.75 ms each.
+//   for them, and its delete and insert run once over their ids. FTS5 writes
+//   what it holds at the end of each statement that wrote it: 2,000 one-row
+//   UPDATEs of a searchable column took 3.9 s, one UPDATE of 2,000 rows 0.2 s.
 // Unique indexes and those behind constraints stay, so a duplicate is refused
 // on the row that brings it, as in any other write.
 import { sql } from 'kysely';
