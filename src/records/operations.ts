@@ -667,12 +667,10 @@ export async function updatePreparedBatch(
     error instanceof AppError && [404, 409, 422].includes(error.status) ? error : undefined;
   try {
     return await ctx.database.db.transaction().execute(async (trx) => {
-      // The batch's records are read and locked a thousand at a time, not one statement each.
-      const locked = new Map<string, Row>();
+      // The batch's records are read and locked in one statement, as a bulk update's are (records/bulk.ts).
       const ids = updates.map((u) => u.id);
-      for (let start = 0; start < ids.length; start += 1000)
-        for (const row of await selectByIds(trx, resource, ids.slice(start, start + 1000), true))
-          locked.set(String(row[resource.primaryKey.name]), row);
+      const pk = resource.primaryKey.name;
+      const locked = new Map((await selectByIds(trx, resource, ids, true)).map((r) => [String(r[pk]), r]));
       // The columns the batch may write: those its rows give (and the timestamps the write sets; no index copies them).
       const columns = stored.flatMap((values) => Object.keys(values));
       return updateInOnePass(trx, resource.table, ids, columns, async () => {

@@ -77,7 +77,6 @@ async function placeInquiries(trx: Executor, ctx: Context, rows: Row[]): Promise
   }
   // A field a row lacks is written NULL, which a contact's columns default to anyway.
   const ids = await insertRows(trx, contact, made);
-
   await logCreated(trx, ctx, contact, ids);
   const idOf = new Map(made.map((values, i) => [values, Number(ids[i])]));
   for (const [r, values] of linked) r.contact_id = idOf.get(values)!;
