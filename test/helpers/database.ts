@@ -77,7 +77,10 @@ export async function freshDatabase(dialect: Dialect): Promise<FreshDatabase> {
   };
 }
 
-/** The indexes and triggers, as the database describes them (a bulk load builds some again: src/db/bulk-load.ts). */
+/**
+ * The indexes and triggers, as the database describes them, and on SQLite the settings of its FTS5 indexes (a bulk load
+ * builds some again and changes some for a while: src/db/bulk-load.ts).
+ */
 export async function indexesAndTriggers(fresh: FreshDatabase): Promise<string[]> {
   const database = openDatabase(fresh.options);
   const query = {
@@ -88,8 +91,24 @@ export async function indexesAndTriggers(fresh: FreshDatabase): Promise<string[]
     mysql: `select concat(table_name, '.', index_name, ' ', seq_in_index, ' ', column_name) as d
       from information_schema.statistics where table_schema = database() order by 1`,
   }[database.dialect];
+  const described = async (text: string) =>
+    (await sql.raw<{ d: string }>(text).execute(database.db)).rows.map((r) => r.d);
   try {
-    return (await sql.raw<{ d: string }>(query).execute(database.db)).rows.map((r) => r.d);
+    const found = await described(query);
+    if (database.dialect !== 'sqlite') return found;
+    // And the settings of each FTS5 index (a load changes one for its own writes): hashsize as FTS5 reads it.
+    const fts5 = await described(
+      `select name as d from sqlite_master where sql like 'create virtual table % using fts5%'`,
+    );
+    for (const name of fts5.sort()) {
+      const settings = `"${name}_config"`;
+      found.push(
+        ...(await described(`select '${name}: ' || k || ' = ' || v as d from ${settings} where k <> 'hashsize'
+          union all select '${name}: hashsize = ' || coalesce((select v from ${settings} where k = 'hashsize'), ${1 << 20})
+          order by 1`)),
+      );
+    }
+    return found;
   } finally {
     await database.close();
   }
