@@ -1,7 +1,8 @@
 // leadbook seed: fills the database with deterministic fake contacts and
 // inquiries (src/cli/fake-data.ts), created by and assigned to a team of 20
 // agents, and naming 10 sources and 20 services, that it adds when they are
-// missing. Rows go in through the repository's multi-row INSERT: into an empty
+// missing. Rows are made in a worker thread (seed-rows.ts), a batch ahead of
+// the writes, and go in through the repository's multi-row INSERT: into an empty
 // table in one transaction, whose indexes (the search index too) are built once
 // at its end; into a table that has rows, a transaction per batch, each with its
 // search index rows written once at its end (src/db/bulk-load.ts). Either way
@@ -22,18 +23,10 @@ import { insertRows } from '../records/repository.ts';
 import { firstOpenStage } from '../resources/inquiry-rules.ts';
 import { contact, inquiry, service, source, user } from '../resources/index.ts';
 import type { Resource } from '../schema/resource.ts';
-import {
-  AGENTS,
-  ContactFaker,
-  type FakeLookups,
-  type FakePipeline,
-  type FakeRow,
-  InquiryFaker,
-  SERVICES,
-  SOURCES,
-} from './fake-data.ts';
+import { AGENTS, type FakeLookups, type FakePipeline, type FakeRow, SERVICES, SOURCES } from './fake-data.ts';
 import { withDatabase } from './database.ts';
 import { progress } from './progress.ts';
+import { type RowsWanted, rowsInWorker } from './seed-rows.ts';
 
 /** Rows per transaction. */
 const BATCH = 5_000;
@@ -96,51 +89,35 @@ export async function ensureLookups(database: Database): Promise<FakeLookups> {
   };
 }
 
-/**
- * What the server adds to a record written through the API and a fake row lacks: the derived fields (match and sort
- * keys, from their sources) and the given values (an inquiry's stage).
- */
-function completer(database: Database, resource: Resource, given: FakeRow = {}): (row: FakeRow) => void {
-  const derived = resource.fields.filter((f) => f.derive);
-  const entries = Object.entries(given);
-  return (row) => {
-    for (const f of derived) row[f.name] = f.derive!.value(row, database);
-    for (const [name, value] of entries) row[name] = value;
-  };
-}
-
 async function insertAll(
   database: Database,
   resource: Resource,
   count: number,
-  faker: { next(): FakeRow },
+  wanted: Omit<RowsWanted, 'keys'>,
   told: { tick: (n: number) => void; indexing: (table: string) => void },
-  given?: FakeRow,
 ): Promise<number[]> {
   const { db } = database;
-  const complete = completer(database, resource, given);
   const ids: number[] = [];
-  const made = (size: number) => {
-    const rows: FakeRow[] = new Array(size);
-    for (let i = 0; i < size; i++) {
-      const row = faker.next();
-      complete(row);
-      rows[i] = row;
-    }
-    return rows;
-  };
-  /** Writes every batch, each made while the one before is written (on a server, the database works meanwhile). */
+  /** Writes every batch, each made in a worker thread while the one before is written. */
   const inBatches = async (write: (rows: FakeRow[]) => Promise<bigint[]>) => {
-    let writing: Promise<void> = Promise.resolve();
-    for (let done = 0; done < count; done += BATCH) {
-      const rows = made(Math.min(BATCH, count - done));
+    const made = rowsInWorker({ ...wanted, keys: { defaultCountry: database.defaultCountry } });
+    try {
+      const batch = (done: number) => made.next(Math.min(BATCH, count - done));
+      let coming = batch(0);
+      let writing: Promise<void> = Promise.resolve();
+      for (let done = 0; done < count; done += BATCH) {
+        const rows = await coming;
+        if (done + BATCH < count) coming = batch(done + BATCH);
+        await writing;
+        writing = write(rows).then((written) => {
+          for (const id of written) ids.push(Number(id));
+          told.tick(rows.length);
+        });
+      }
       await writing;
-      writing = write(rows).then((written) => {
-        for (const id of written) ids.push(Number(id));
-        told.tick(rows.length);
-      });
+    } finally {
+      await made.close();
     }
-    await writing;
   };
   const table = resource.table;
   // Into an empty table, one transaction: its indexes are built once, at the end (src/db/bulk-load.ts).
@@ -187,23 +164,12 @@ export async function seed(
     },
     indexing: onIndexing,
   };
-  const contactIds = await insertAll(
-    database,
-    contact,
-    options.contacts,
-    new ContactFaker(options.seed, agents, lookups),
-    told,
-  );
+  const wanted = { seed: options.seed, agentIds: agents, lookups };
+  const contactIds = await insertAll(database, contact, options.contacts, { ...wanted, table: 'contacts' }, told);
   const pipeline = options.pipeline && options.inquiries ? await pipelineOf(database, contactIds) : undefined;
   const stage = options.inquiries && !pipeline ? await firstOpenStage(database.db) : null;
-  await insertAll(
-    database,
-    inquiry,
-    options.inquiries,
-    new InquiryFaker(options.seed, agents, lookups, pipeline),
-    told,
-    pipeline ? {} : { stage_id: stage },
-  );
+  const given: FakeRow = pipeline ? {} : { stage_id: stage };
+  await insertAll(database, inquiry, options.inquiries, { ...wanted, table: 'inquiries', pipeline, given }, told);
 }
 
 function count(name: string) {
