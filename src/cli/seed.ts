@@ -98,6 +98,7 @@ async function insertAll(
 ): Promise<number[]> {
   const { db } = database;
   const ids: number[] = [];
+  if (count === 0) return ids;
   /** Writes every batch, each made in a worker thread while the one before is written. */
   const inBatches = async (write: (rows: FakeRow[]) => Promise<bigint[]>) => {
     const made = rowsInWorker({ ...wanted, keys: { defaultCountry: database.defaultCountry } });
@@ -121,7 +122,7 @@ async function insertAll(
   };
   const table = resource.table;
   // Into an empty table, one transaction: its indexes are built once, at the end (src/db/bulk-load.ts).
-  if (count > 0 && (await isEmpty(db, table)))
+  if (await isEmpty(db, table))
     await db.transaction().execute((trx) =>
       loadInOnePass(trx, table, () => inBatches((rows) => insertRows(trx, resource, rows)), {
         fills: true,
