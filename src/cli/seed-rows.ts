@@ -10,8 +10,11 @@ import { contact, inquiry } from '../resources/index.ts';
 import type { KeyOptions } from '../schema/keys.ts';
 import { ContactFaker, type FakeLookups, type FakePipeline, type FakeRow, InquiryFaker } from './fake-data.ts';
 
+/** The resources seeded, by their table. */
+export const SEEDED = { contacts: contact, inquiries: inquiry } as const;
+
 export interface RowsWanted {
-  table: 'contacts' | 'inquiries';
+  table: keyof typeof SEEDED;
   seed: number;
   agentIds: number[];
   lookups: FakeLookups;
@@ -25,11 +28,11 @@ export interface RowsWanted {
 /** The next `size` rows of a table, each with its derived fields worked out and the given values set. */
 function rowMaker(wanted: RowsWanted): (size: number) => FakeRow[] {
   const { seed, agentIds, lookups } = wanted;
-  const [resource, faker] =
+  const faker =
     wanted.table === 'contacts'
-      ? [contact, new ContactFaker(seed, agentIds, lookups)]
-      : [inquiry, new InquiryFaker(seed, agentIds, lookups, wanted.pipeline)];
-  const derived = resource.fields.filter((f) => f.derive);
+      ? new ContactFaker(seed, agentIds, lookups)
+      : new InquiryFaker(seed, agentIds, lookups, wanted.pipeline);
+  const derived = SEEDED[wanted.table].fields.filter((f) => f.derive);
   const given = Object.entries(wanted.given ?? {});
   return (size) => {
     const rows: FakeRow[] = new Array(size);

@@ -21,12 +21,12 @@ import { isEmpty, loadInOnePass } from '../db/bulk-load.ts';
 import { asRecordTables } from '../db/tables.ts';
 import { insertRows } from '../records/repository.ts';
 import { firstOpenStage } from '../resources/inquiry-rules.ts';
-import { contact, inquiry, service, source, user } from '../resources/index.ts';
+import { contact, service, source, user } from '../resources/index.ts';
 import type { Resource } from '../schema/resource.ts';
 import { AGENTS, type FakeLookups, type FakePipeline, type FakeRow, SERVICES, SOURCES } from './fake-data.ts';
 import { withDatabase } from './database.ts';
 import { progress } from './progress.ts';
-import { type RowsWanted, rowsInWorker } from './seed-rows.ts';
+import { type RowsWanted, rowsInWorker, SEEDED } from './seed-rows.ts';
 
 /** Rows per transaction. */
 const BATCH = 5_000;
@@ -91,7 +91,6 @@ export async function ensureLookups(database: Database): Promise<FakeLookups> {
 
 async function insertAll(
   database: Database,
-  resource: Resource,
   count: number,
   wanted: Omit<RowsWanted, 'keys'>,
   told: { tick: (n: number) => void; indexing: (table: string) => void },
@@ -120,6 +119,7 @@ async function insertAll(
       await made.close();
     }
   };
+  const resource = SEEDED[wanted.table];
   const table = resource.table;
   // Into an empty table, one transaction: its indexes are built once, at the end (src/db/bulk-load.ts).
   if (await isEmpty(db, table))
@@ -166,11 +166,11 @@ export async function seed(
     indexing: onIndexing,
   };
   const wanted = { seed: options.seed, agentIds: agents, lookups };
-  const contactIds = await insertAll(database, contact, options.contacts, { ...wanted, table: 'contacts' }, told);
+  const contactIds = await insertAll(database, options.contacts, { ...wanted, table: 'contacts' }, told);
   const pipeline = options.pipeline && options.inquiries ? await pipelineOf(database, contactIds) : undefined;
   const stage = options.inquiries && !pipeline ? await firstOpenStage(database.db) : null;
   const given: FakeRow = pipeline ? {} : { stage_id: stage };
-  await insertAll(database, inquiry, options.inquiries, { ...wanted, table: 'inquiries', pipeline, given }, told);
+  await insertAll(database, options.inquiries, { ...wanted, table: 'inquiries', pipeline, given }, told);
 }
 
 function count(name: string) {
