@@ -239,6 +239,11 @@ interface Pending {
   errors?: FieldErrors;
   /** Its key for upsertBy, when it has one. */
   key?: string | null;
+  /**
+   * Its create's values, worked out as it is read when no row can match a record: while the batch before is being
+   * written, so that a database server's work on that batch and this check overlap.
+   */
+  values?: Promise<Row>;
 }
 
 /**
@@ -353,7 +358,7 @@ export async function importCsv(
           if (p.errors) fail(p, p.errors);
           else updates.push({ p, update, before });
         } else {
-          const values = await prepareCreate(writer, resource, p.input, now);
+          const values = await (p.values ?? prepareCreate(writer, resource, p.input, now));
           if (p.errors) fail(p, p.errors);
           else creates.push({ p, values });
         }
@@ -502,6 +507,10 @@ export async function importCsv(
           }
           keysSeen.set(p.key, row);
         }
+      } else {
+        p.values = prepareCreate(writer, resource, p.input, now);
+        // Its refusal is read (and reported) when the batch is written.
+        p.values.catch(() => {});
       }
       batch.push(p);
       if (batch.length >= batchSize) await flush();
