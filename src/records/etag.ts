@@ -13,7 +13,12 @@ export function etagOf(record: Row): string {
  */
 function canonical(record: Row): string {
   let plain: Row | undefined;
-  for (const key in record) if (typeof record[key] === 'bigint') (plain ??= { ...record })[key] = String(record[key]);
+  for (const key in record) {
+    const value = record[key];
+    if (typeof value !== 'bigint') continue;
+    plain ??= { ...record };
+    plain[key] = String(value);
+  }
   try {
     return JSON.stringify(plain ?? record);
   } catch {
