@@ -5,6 +5,7 @@
 // hidden field (a password) only by name.
 import { sql } from 'kysely';
 import type { EntryValues } from './entries.ts';
+import { insertsArrays } from '../db/dialect.ts';
 import { asRecordTables, type Executor } from '../db/tables.ts';
 import { AppError } from '../errors.ts';
 import { kinds, MAX_ID } from '../schema/kinds.ts';
@@ -133,6 +134,15 @@ export async function logCreated(
 ): Promise<void> {
   if (ctx.database.logChanges === false) return;
   const at = new Date().toISOString();
+  if (insertsArrays(trx)) {
+    // What the entries share once, and their records' ids as one array.
+    const all = ids.map(String);
+    await sql`insert into change_log (at, actor_id, via, action, resource, record_id, import_id)
+      select ${at}::timestamptz, ${actorId(ctx)}::int8, ${via(ctx)}, 'created', ${resource.name}, id,
+        ${ctx.importId ?? null}::int8
+      from unnest(${all}::int8[]) as id`.execute(trx);
+    return;
+  }
   for (let start = 0; start < ids.length; start += ENTRIES_PER_STATEMENT) {
     const rows = ids.slice(start, start + ENTRIES_PER_STATEMENT).map((id) => ({
       at,
