@@ -19,7 +19,6 @@ import { type EntryValues, insertEntry } from './entries.ts';
 import { runPrepared } from '../db/prepared.ts';
 import { type AnyRecordTables, asRecordTables, type Executor } from '../db/tables.ts';
 import type { Filter, ListPlan, ReadScope, SortKey } from '../derive/list-query.ts';
-import type { KindName } from '../schema/kinds.ts';
 import { countsOf, type Field, type Resource } from '../schema/resource.ts';
 
 export type Row = Record<string, unknown>;
@@ -431,17 +430,6 @@ const MAX_PARAMETERS = 30_000;
 /** Rows one INSERT of arrays carries (insertsArrays): an import's batch. */
 const ROWS_PER_ARRAY_INSERT = 5000;
 /**
- * The array a column's values are sent in; any other kind's as text, which the INSERT casts to its column as it
- * would a VALUES list's (a varchar's length checked).
- */
-const ARRAY_TYPES: Partial<Record<KindName, string>> = {
-  bigInteger: 'int8[]',
-  integer: 'int8[]',
-  boolean: 'bool[]',
-  dateTime: 'timestamptz[]',
-};
-
-/**
  * Inserts many rows with multi-row INSERT statements (on PostgreSQL, of an array per column: insertsArrays), in the
  * caller's transaction. Every row must name the same columns. Answers their ids.
  */
@@ -471,7 +459,7 @@ function insertArrays(db: Executor, resource: Resource, names: string[], rows: r
   const columns = names.map((name) => {
     const field = resource.field(name)!;
     const values = rows.map((row) => param(field, row[name] ?? null));
-    return sql`${values}::${sql.raw(ARRAY_TYPES[field.kind.name] ?? 'text[]')}`;
+    return sql`${values}::${sql.raw(field.kind.pgArray ?? 'text[]')}`;
   });
   return sql<Row>`insert into ${sql.table(resource.table)} (${sql.join(names.map((n) => sql.ref(n)))})
     select * from unnest(${sql.join(columns)}) returning ${sql.ref(resource.primaryKey.name)}`.execute(db);

@@ -77,6 +77,11 @@ export interface FieldKind {
   fromDb(raw: unknown): unknown;
   /** The value as a query parameter (the connection adapts JS types a database cannot bind: booleans on SQLite). */
   toDb(value: unknown): unknown;
+  /**
+   * The PostgreSQL array many values go in as (src/db/dialect.ts, insertsArrays), when not text[]: the INSERT casts a
+   * text to a text column as it would a VALUES list's (a varchar's length checked), but to no other type.
+   */
+  pgArray?: string;
   /** Turns a checked value into what is stored, when that takes work (a password hash). */
   beforeStore?(value: unknown): Promise<unknown>;
   /** What the text of a non-empty form control or CSV cell means as JSON input (unreadable text is passed on for
@@ -155,6 +160,7 @@ function textKind(name: 'string' | 'text', seedType: string, defaultInput: Input
 
 const integer: FieldKind = {
   name: 'integer',
+  pgArray: 'int8[]',
   seedType: 'integer',
   defaultInput: 'number',
   textual: false,
@@ -188,6 +194,7 @@ const integer: FieldKind = {
 // and as a BigInt to both drivers (pg writes it as digits).
 const bigInteger: FieldKind = {
   name: 'bigInteger',
+  pgArray: 'int8[]',
   seedType: 'big integer',
   defaultInput: 'number',
   textual: false,
@@ -222,6 +229,7 @@ const bigInteger: FieldKind = {
 
 const boolean: FieldKind = {
   name: 'boolean',
+  pgArray: 'bool[]',
   seedType: 'boolean',
   defaultInput: 'checkbox',
   textual: false,
@@ -258,6 +266,7 @@ const boolean: FieldKind = {
 
 const dateTime: FieldKind = {
   name: 'dateTime',
+  pgArray: 'timestamptz[]',
   seedType: 'date-time',
   defaultInput: 'date',
   textual: false,
