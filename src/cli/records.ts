@@ -59,6 +59,7 @@ export async function importCommand(resourceName: string, file: string, opts: Im
     const started = performance.now();
     const report = await importCsv(ctx, resource, fs.createReadStream(file), {
       maxBytes: Number.POSITIVE_INFINITY,
+      size,
       mapping: opts.map,
       upsertBy: opts.upsertBy,
       dryRun: opts.dryRun,

@@ -157,7 +157,12 @@ export async function importUpload(
     authorize(ctx, resource, 'import');
     const upload = await uploadedCsv(request, beforeRead);
     const choices = importChoices(request.query as Record<string, unknown>, upload.fields);
-    const report = await importCsv(ctx, resource, upload.file, { ...choices, filename: upload.filename });
+    const report = await importCsv(ctx, resource, upload.file, {
+      ...choices,
+      filename: upload.filename,
+      // The body's size (the file and its envelope), as the client gave it: a large file is read in a worker thread.
+      size: Number(request.headers['content-length']) || undefined,
+    });
     return { ...report, dryRun: choices.dryRun === true };
   } catch (error) {
     // The rest of an upload refused part-way is read and thrown away after the answer (src/http/drain.ts).

@@ -6,27 +6,39 @@
 // reasons and skipped, never half-written. A dry run does everything but
 // write and says what would happen. Every import is a row of `imports` and
 // every change it makes carries its id, so that it can be rolled back
-// (import-rollback.ts); the rows that failed are kept to be downloaded.
+// (import-rollback.ts); the rows that failed are kept to be downloaded. Rows
+// are read and checked as the file streams in (import-rows.ts), in a worker
+// thread for a large file, while the batch before is written.
 import type { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { formInput } from '../derive/form-values.ts';
 import { asRecordTables, type Executor } from '../db/tables.ts';
 import { AppError, type FieldErrors, validationFailed } from '../errors.ts';
 import type { Field, Resource } from '../schema/resource.ts';
-import { importCell, namesOf } from './csv.ts';
-import { type Delimiter, type Encoding, malformedCsv, openCsv, startLine } from './csv-file.ts';
+import { namesOf } from './csv.ts';
+import { type Delimiter, type Encoding, malformedCsv, openCsv } from './csv-file.ts';
 import { type ColumnMapping, mapColumns, readMapping, rememberedMappings, rememberMappings } from './import-columns.ts';
 import { readInput } from './input.ts';
 import {
   authorize,
   type Context,
   insertPreparedBatch,
-  prepareCreate,
   type PreparedUpdate,
   updatePreparedBatch,
 } from './operations.ts';
+import {
+  asRefusal,
+  madeOf,
+  matcherFor,
+  type NameCache,
+  nameIn,
+  openRows,
+  type Pending,
+  type Reading,
+} from './import-rows.ts';
 import { type Row, selectMatching } from './repository.ts';
+
+export { ROW_ERROR, rowInput } from './import-rows.ts';
 
 /** The largest file the HTTP doors take (they answer 413 beyond it); the command line takes any size. */
 export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
@@ -36,11 +48,14 @@ export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
  * holds SQLite for about half a second.
  */
 export const IMPORT_BATCH = 5000;
+/**
+ * Files this large are read and checked in a worker thread while the main thread writes (import-rows.ts); a smaller one
+ * is done before the worker would have started.
+ */
+export const READ_IN_WORKER_BYTES = 2 * 1024 * 1024;
 /** Failed rows an answer lists; the rest are counted (and kept to download, up to MAX_KEPT_FAILURES). */
 const MAX_LISTED_FAILURES = 1000;
 const MAX_KEPT_FAILURES = 100_000;
-/** Key of a failure that concerns the whole row, not one field (never a field name: those start with a letter). */
-export const ROW_ERROR = '_row';
 
 export interface ImportFailure {
   /** The data row: the header is row 0, the first row under it row 1 (blank lines are not counted). */
@@ -71,6 +86,8 @@ export interface ImportReport {
 export interface ImportOptions {
   batchSize?: number;
   maxBytes?: number;
+  /** The file's size, where it is known before it is read: a large file is read in a worker thread. */
+  size?: number;
   dryRun?: boolean;
   /** Header → field (null: leave the column out), over what the headers say. */
   mapping?: unknown;
@@ -97,10 +114,6 @@ export const upsertFields = (resource: Resource): Field[] => [
   ...resource.writable.filter((f) => f.input === 'email' || f.format === 'email'),
 ];
 
-/**
- * How a row's cell finds its record: the column to compare and the cell's key in it. An email is compared through
- * its match key where the resource keeps one (the contact link's `email_key`), else lower-cased.
- */
 /** The field `upsert_by` names, checked: one of upsertFields, else a 422 naming upsert_by. */
 export function upsertField(resource: Resource, upsertBy: string): Field {
   const fields = upsertFields(resource);
@@ -113,37 +126,12 @@ export function upsertField(resource: Resource, upsertBy: string): Field {
   );
 }
 
-function matcherFor(ctx: Context, resource: Resource, upsertBy: string) {
-  const field = upsertField(resource, upsertBy);
-  if (field.primary)
-    return {
-      field,
-      column: field,
-      folded: false,
-      keyOf: (t: string) => (/^\d{1,19}$/.test(t.trim()) ? t.trim() : null),
-    };
-  const derived = resource.fields.find((f) => f.derive?.from.length === 1 && f.derive.from[0] === field.name);
-  if (derived)
-    return {
-      field,
-      column: derived,
-      folded: false,
-      keyOf: (t: string) => derived.derive!.value({ [field.name]: t }, ctx.database) as string | null,
-    };
-  return { field, column: field, folded: true, keyOf: (t: string) => t.trim().toLowerCase() || null };
-}
-
-/** A reference cell that names its record (not by id), as text and as the key its answer is remembered by. */
-function nameIn(field: Field | undefined, cell: string | undefined) {
-  const target = field?.target;
-  if (!target) return undefined;
-  const text = importCell(field, cell ?? '', true).trim();
-  if (text === '' || /^\d+$/.test(text)) return undefined;
-  return { target, text, key: `${target.name}\u0000${text.toLowerCase()}` };
-}
-
-/** Looks up the records named by a row's reference cells that no row before named; `known` keeps the answers. */
+/**
+ * Looks up the records named by a row's reference cells that no row before named; `known` keeps the answers, and the
+ * new ones are answered.
+ */
 async function lookUpNames(db: Executor, fields: (Field | undefined)[], cells: string[], known: NameCache) {
+  const learned: [string, string | null][] = [];
   for (const [i, field] of fields.entries()) {
     const named = nameIn(field, cells[i]);
     if (!named || known.has(named.key)) continue;
@@ -162,39 +150,9 @@ async function lookUpNames(db: Executor, fields: (Field | undefined)[], cells: s
       }
     }
     known.set(named.key, found);
+    learned.push([named.key, found]);
   }
-}
-
-/** By a name's key: the id it names, '' when it names several records, null when none. */
-type NameCache = Map<string, string | null>;
-
-/**
- * Replaces each reference cell that is not an id by the id of the one record it names (CONTRACT.md: "CSV import also
- * takes the referenced record's name (for users: email)"), as `known` remembers them; answers the cells, or the errors
- * of the cells that name none or several; undefined when a name is not known yet (lookUpNames first).
- */
-function namedReferences(
-  fields: (Field | undefined)[],
-  cells: string[],
-  known: NameCache,
-): { cells: string[]; errors?: FieldErrors } | undefined {
-  const out = [...cells];
-  const errors: FieldErrors = {};
-  for (const [i, field] of fields.entries()) {
-    const named = nameIn(field, cells[i]);
-    if (!named) continue;
-    if (!known.has(named.key)) return undefined;
-    const id = known.get(named.key);
-    // A reference that names nothing is read as empty, and reported with the row's other errors.
-    out[i] = id || '';
-    if (!id)
-      errors[field!.name] = [
-        id === ''
-          ? `names more than one ${named.target.singular} "${named.text}": give its id`
-          : `names no ${named.target.singular}: there is no ${named.target.singular} "${named.text}"`,
-      ];
-  }
-  return Object.keys(errors).length ? { cells: out, errors } : { cells: out };
+  return learned;
 }
 
 /**
@@ -228,39 +186,6 @@ async function missingIds(db: Executor, resource: Resource, rows: Row[], found: 
   return errors;
 }
 
-/** A row read from the file, waiting for its batch. */
-interface Pending {
-  row: number;
-  line: number;
-  cells: string[];
-  /** The row as JSON-API input (read-only columns left out). */
-  input: Row;
-  /** Errors found while reading it (a reference naming nothing). */
-  errors?: FieldErrors;
-  /** Its key for upsertBy, when it has one. */
-  key?: string | null;
-  /**
-   * Its create's values, worked out as it is read when no row can match a record: while the batch before is being
-   * written, so that a database server's work on that batch and this check overlap.
-   */
-  values?: Promise<Row>;
-}
-
-/**
- * A row's cells as the JSON API would receive them ("" is null, "true"/"false" booleans, digits integers). An
- * empty cell of a field that cannot be null is left out, as if the column were missing: on a create the field's
- * default applies or the row is told it is required, on an update the stored value stays.
- */
-export function rowInput(resource: Resource, fields: (Field | undefined)[], cells: string[]): Row {
-  const form: Record<string, string> = Object.create(null);
-  fields.forEach((field, i) => {
-    const text = cells[i]!;
-    if (!field?.fillable || (!field.nullable && text.trim() === '')) return;
-    form[field.name] = importCell(field, text);
-  });
-  return formInput(resource, form);
-}
-
 /** Reads an update's input; a value sent back exactly as it is stored is no change and is not checked again. */
 function updateInput(resource: Resource, input: Row, before: Row): Row {
   try {
@@ -276,12 +201,6 @@ function updateInput(resource: Resource, input: Row, before: Row): Row {
     );
   }
 }
-
-const asRefusal = (error: unknown): FieldErrors => {
-  if (!(error instanceof AppError) || (error.status !== 422 && error.status !== 409 && error.status !== 404))
-    throw error;
-  return error.errors && Object.keys(error.errors).length ? error.errors : { [ROW_ERROR]: [error.detail] };
-};
 
 /**
  * Imports a CSV file: a header row, then one record per row. Each row goes through the same checks and defaults as a
@@ -302,8 +221,9 @@ export async function importCsv(
   const mapping = readMapping(resource, options.mapping);
   const dryRun = options.dryRun === true;
   const { db } = ctx.database;
-  const matcher = options.upsertBy ? matcherFor(ctx, resource, options.upsertBy) : undefined;
-  const file = await openCsv(input, { maxBytes: options.maxBytes ?? IMPORT_MAX_BYTES });
+  const matcher = options.upsertBy
+    ? matcherFor(ctx.database, resource, upsertField(resource, options.upsertBy))
+    : undefined;
   // Made once the header is read and mapped: a file refused whole leaves no import behind.
   let importId = options.importId;
   // An import's changes say so, whichever door brought the file; the command line is a door of its own.
@@ -321,9 +241,6 @@ export async function importCsv(
   const progress = (): Progress => ({ bytes: file.bytesRead(), ...counts });
 
   let columns: ColumnMapping[] | undefined;
-  let fields: (Field | undefined)[] = [];
-  let keyColumn = -1;
-  const named: NameCache = new Map();
   const referenced = new Map<string, boolean>();
   /** Keys of the rows seen so far, by row: a second row for one record would undo the first. */
   const keysSeen = new Map<string, number>();
@@ -358,9 +275,10 @@ export async function importCsv(
           if (p.errors) fail(p, p.errors);
           else updates.push({ p, update, before });
         } else {
-          const values = await (p.values ?? prepareCreate(writer, resource, p.input, now));
-          if (p.errors) fail(p, p.errors);
-          else creates.push({ p, values });
+          const made = await (p.made ?? madeOf(writer, resource, p.input, now));
+          if ('refused' in made) fail(p, { ...made.refused, ...p.errors });
+          else if (p.errors) fail(p, p.errors);
+          else creates.push({ p, values: made.values });
         }
       } catch (error) {
         fail(p, { ...asRefusal(error), ...p.errors });
@@ -457,60 +375,49 @@ export async function importCsv(
     await inFlight;
   };
 
-  let row = 0;
+  /** The header, mapped to fields; the import is recorded (unless a dry run) before any row under it is read. */
+  const mapped = async (header: string[]): Promise<Reading> => {
+    columns = mapColumns(resource, header, mapping, await rememberedMappings(db, resource));
+    const fields = columns.map((c) => (c.field ? resource.field(c.field) : undefined));
+    const keyColumn = matcher ? fields.indexOf(matcher.field) : -1;
+    if (matcher && keyColumn < 0)
+      throw validationFailed(
+        { upsert_by: [`needs a column for ${matcher.field.name}: map one of the columns to it`] },
+        `To match rows to ${resource.name} by ${matcher.field.name}, the file needs a ${matcher.field.name} column.`,
+      );
+    if (!dryRun) {
+      importId ??= await beginImport(ctx, resource, options);
+      writer.importId = importId;
+      await describeImport(db, importId, file, columns);
+      if (Object.keys(mapping).length) await rememberMappings(db, resource, mapping);
+    }
+    return { resource, fields, matcher, keyColumn, writer, now, named: new Map() };
+  };
+  const file = await openRows(
+    input,
+    {
+      resource,
+      maxBytes: options.maxBytes ?? IMPORT_MAX_BYTES,
+      // A worker takes a few hundred milliseconds to start; a password is hashed where its scheme is known.
+      inWorker: (options.size ?? 0) >= READ_IN_WORKER_BYTES && !resource.fields.some((f) => f.kind.beforeStore),
+    },
+    mapped,
+    (r, cells) => lookUpNames(db, r.fields, cells, r.named),
+  );
+
   try {
-    for await (const item of file.rows) {
-      if (item.malformed) throw malformedCsv(item.malformed);
-      const cells = item.record!;
-      if (!columns) {
-        columns = mapColumns(resource, cells, mapping, await rememberedMappings(db, resource));
-        fields = columns.map((c) => (c.field ? resource.field(c.field) : undefined));
-        keyColumn = matcher ? fields.indexOf(matcher.field) : -1;
-        if (matcher && keyColumn < 0)
-          throw validationFailed(
-            { upsert_by: [`needs a column for ${matcher.field.name}: map one of the columns to it`] },
-            `To match rows to ${resource.name} by ${matcher.field.name}, ` +
-              `the file needs a ${matcher.field.name} column.`,
-          );
-        if (!dryRun) {
-          importId ??= await beginImport(ctx, resource, options);
-          writer.importId = importId;
-          await describeImport(db, importId, file, columns);
-        }
-        if (!dryRun && Object.keys(mapping).length) await rememberMappings(db, resource, mapping);
+    for await (const p of file.rows) {
+      if (p.failure) {
+        fail(p, p.failure);
         continue;
       }
-      row++;
-      const line = startLine(item.info!.lines, cells);
-      // A row of empty cells (a spreadsheet's blank line) is not a record.
-      if (cells.every((c) => c.trim() === '')) continue;
-      const p: Pending = { row, line, cells, input: {} };
-      if (cells.length !== columns.length) {
-        fail(p, { [ROW_ERROR]: [`has ${cells.length} values; the header row has ${columns.length} columns`] });
-        continue;
-      }
-      // Names met before are answered from memory, without waiting on the database.
-      let resolved = namedReferences(fields, cells, named);
-      if (!resolved) {
-        await lookUpNames(db, fields, cells, named);
-        resolved = namedReferences(fields, cells, named)!;
-      }
-      p.input = rowInput(resource, fields, resolved.cells);
-      p.errors = resolved.errors;
-      if (matcher) {
-        p.key = matcher.keyOf(importCell(matcher.field, cells[keyColumn]!));
-        if (p.key) {
-          const first = keysSeen.get(p.key);
-          if (first !== undefined) {
-            fail(p, { [matcher.field.name]: [`is the same as row ${first}'s: a record is imported once per file`] });
-            continue;
-          }
-          keysSeen.set(p.key, row);
+      if (p.key) {
+        const first = keysSeen.get(p.key);
+        if (first !== undefined) {
+          fail(p, { [matcher!.field.name]: [`is the same as row ${first}'s: a record is imported once per file`] });
+          continue;
         }
-      } else {
-        p.values = prepareCreate(writer, resource, p.input, now);
-        // Its refusal is read (and reported) when the batch is written.
-        p.values.catch(() => {});
+        keysSeen.set(p.key, p.row);
       }
       batch.push(p);
       if (batch.length >= batchSize) await flush();

@@ -267,7 +267,12 @@ export async function importStaged(
 ): Promise<ImportReport> {
   const staged = await stagedUpload(ctx, resource, rawId);
   const run = (importId?: bigint) =>
-    importCsv(ctx, resource, Readable.from(slices(staged.file)), { ...options, filename: staged.filename, importId });
+    importCsv(ctx, resource, Readable.from(slices(staged.file)), {
+      ...options,
+      filename: staged.filename,
+      size: staged.file.length,
+      importId,
+    });
   if (options.dryRun) return run();
   const { db } = ctx.database;
   const claimed = await db
