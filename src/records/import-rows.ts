@@ -390,17 +390,17 @@ async function rowsInWorker(
           return;
         }
         if ('header' in m) {
-          const r = await mapped(m.header);
-          reading = r;
-          const { actor, via, importId, exact } = r.writer;
+          reading = await mapped(m.header);
+          const { fields, keyColumn, matcher, writer, now } = reading;
+          const { actor, via, importId, exact } = writer;
           post({
             plan: {
-              fields: r.fields.map((f) => f?.name ?? null),
-              keyColumn: r.keyColumn,
-              upsertBy: r.matcher?.field.name,
+              fields: fields.map((f) => f?.name ?? null),
+              keyColumn,
+              upsertBy: matcher?.field.name,
               writer: { actor, via, importId, exact },
-              keys: { defaultCountry: r.writer.database.defaultCountry },
-              now: r.now,
+              keys: { defaultCountry: writer.database.defaultCountry },
+              now,
             },
           });
         } else if ('rows' in m) {
