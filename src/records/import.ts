@@ -38,8 +38,6 @@ import {
 } from './import-rows.ts';
 import { type Row, selectMatching } from './repository.ts';
 
-export { ROW_ERROR, rowInput } from './import-rows.ts';
-
 /** The largest file the HTTP doors take (they answer 413 beyond it); the command line takes any size. */
 export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
 /**

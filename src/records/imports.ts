@@ -23,8 +23,8 @@ import {
   importCsv,
   type ImportOptions,
   type ImportReport,
-  ROW_ERROR,
 } from './import.ts';
+import { ROW_ERROR } from './import-rows.ts';
 import { authorize, may, parseId } from './operations.ts';
 import { restoreValues } from './trash.ts';
 import { countReferencesMany, type Row, selectByIds } from './repository.ts';

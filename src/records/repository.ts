@@ -1,7 +1,15 @@
 // SQL for any declared resource. Functions take `db` or a transaction; the
 // caller owns the transaction. Rows are turned into API objects here, in one
 // place, where hidden fields are never selected.
-import { CompiledQuery, type ExpressionBuilder, type SqlBool, type Expression, expressionBuilder, sql } from 'kysely';
+import {
+  CompiledQuery,
+  type ExpressionBuilder,
+  type SqlBool,
+  type Expression,
+  expressionBuilder,
+  type RawBuilder,
+  sql,
+} from 'kysely';
 import {
   byteOrdered,
   containsText,
@@ -437,44 +445,49 @@ export async function insertRows(db: Executor, resource: Resource, rows: readonl
   if (rows.length === 0) return [];
   const pk = resource.primaryKey.name;
   const ids: bigint[] = [];
-  const names = Object.keys(rows[0]!);
+  const fields = Object.keys(rows[0]!).map((name) => resource.field(name)!);
+  const statement: InsertOf = {
+    into: sql`insert into ${sql.table(resource.table)} (${sql.join(fields.map((f) => sql.ref(f.name)))})`,
+    returning: sql`returning ${sql.ref(pk)}`,
+    fields,
+  };
   const arrays = insertsArrays(db);
-  const perStatement = arrays ? ROWS_PER_ARRAY_INSERT : Math.max(1, Math.floor(MAX_PARAMETERS / names.length));
+  const perStatement = arrays ? ROWS_PER_ARRAY_INSERT : Math.max(1, Math.floor(MAX_PARAMETERS / fields.length));
   for (let start = 0; start < rows.length; start += perStatement) {
     const chunk = rows.slice(start, start + perStatement);
-    const written = arrays
-      ? (await insertArrays(db, resource, names, chunk)).rows
-      : (await insertValues(db, resource, names, chunk)).rows;
+    const { rows: written } = await (arrays ? insertArrays : insertValues)(db, statement, chunk);
     for (const row of written) ids.push(BigInt(row[pk] as string | bigint));
   }
   return ids;
+}
+
+/** What the INSERTs of insertRows share: the table and columns, what they answer, the columns' fields. */
+interface InsertOf {
+  into: RawBuilder<unknown>;
+  returning: RawBuilder<unknown>;
+  fields: Field[];
 }
 
 /**
  * One INSERT … VALUES of rows (SQLite, MariaDB), answering their ids. Its VALUES list is written out here: Kysely's
  * builder took longer to make a statement of a thousand rows (its nodes, then its text) than SQLite took to run it.
  */
-function insertValues(db: Executor, resource: Resource, names: string[], rows: readonly Row[]) {
-  const fields = names.map((name) => resource.field(name)!);
+function insertValues(db: Executor, { into, returning, fields }: InsertOf, rows: readonly Row[]) {
   const parameters: unknown[] = [];
   for (const row of rows) for (const field of fields) parameters.push(param(field, row[field.name] ?? null));
-  const into = sql`insert into ${sql.table(resource.table)} (${sql.join(names.map((n) => sql.ref(n)))}) values `;
-  const tuple = `(${names.map(() => '?').join(', ')})`;
-  const text = `${into.compile(db).sql}${Array(rows.length).fill(tuple).join(', ')} returning ${
-    sql.ref(resource.primaryKey.name).compile(db).sql
-  }`;
+  const tuple = `(${fields.map(() => '?').join(', ')})`;
+  const values = Array(rows.length).fill(tuple).join(', ');
+  const text = `${into.compile(db).sql} values ${values} ${returning.compile(db).sql}`;
   return db.executeQuery<Row>(CompiledQuery.raw(text, parameters));
 }
 
 /** One INSERT of rows sent as an array per column, answering their ids in the rows' order. */
-function insertArrays(db: Executor, resource: Resource, names: string[], rows: readonly Row[]) {
-  const columns = names.map((name) => {
-    const field = resource.field(name)!;
-    const values = rows.map((row) => param(field, row[name] ?? null));
+function insertArrays(db: Executor, { into, returning, fields }: InsertOf, rows: readonly Row[]) {
+  const columns = fields.map((field) => {
+    const values = rows.map((row) => param(field, row[field.name] ?? null));
     return sql`${values}::${sql.raw(field.kind.pgArray ?? 'text[]')}`;
   });
-  return sql<Row>`insert into ${sql.table(resource.table)} (${sql.join(names.map((n) => sql.ref(n)))})
-    select * from unnest(${sql.join(columns)}) returning ${sql.ref(resource.primaryKey.name)}`.execute(db);
+  return sql<Row>`${into} select * from unnest(${sql.join(columns)}) ${returning}`.execute(db);
 }
 
 /**
