@@ -1,6 +1,7 @@
 // Who is acting and on which database: what every record operation (and every
 // rule a resource adds to the write path) is handed.
 import type { Database } from '../db/connection.ts';
+import type { KeyOptions } from '../schema/keys.ts';
 import type { Role } from '../schema/roles.ts';
 
 /** Who is acting. */
@@ -33,3 +34,9 @@ export interface Context {
    */
   authEpoch?: string;
 }
+
+/**
+ * What checking and stamping a row reads of its context (prepareCreate): who acts, and of the database only where
+ * phone numbers without a country code are (its derived keys). The import's worker thread has no more than that.
+ */
+export type RowContext = Pick<Context, 'actor'> & { database: KeyOptions };

@@ -8,13 +8,12 @@
 import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
-import type { Database } from '../db/connection.ts';
 import { formInput } from '../derive/form-values.ts';
 import { AppError, type FieldErrors } from '../errors.ts';
 import { resources } from '../resources/index.ts';
 import type { KeyOptions } from '../schema/keys.ts';
 import type { Field, Resource } from '../schema/resource.ts';
-import type { Context } from './context.ts';
+import type { Context, RowContext } from './context.ts';
 import { importCell } from './csv.ts';
 import { type CsvFile, type Delimiter, type Encoding, malformedCsv, openCsv, startLine } from './csv-file.ts';
 import { prepareCreate } from './operations.ts';
@@ -57,6 +56,9 @@ export interface Matcher {
   keyOf: (text: string) => string | null;
 }
 
+/** Who creates an import's records, through which door, in which import. */
+type Writer = Pick<Context, 'actor' | 'via' | 'importId' | 'exact'>;
+
 /** Everything reading a row of a mapped file needs but the database. */
 export interface Reading {
   resource: Resource;
@@ -66,7 +68,7 @@ export interface Reading {
   /** The column holding the matcher's field. */
   keyColumn: number;
   /** Who creates the records, through which door, in which import. */
-  writer: Context;
+  writer: Writer & RowContext;
   now: string;
   named: NameCache;
 }
@@ -79,7 +81,7 @@ export const asRefusal = (error: unknown): FieldErrors => {
 };
 
 /** A row's create, checked: its values, or why it is refused. */
-export const madeOf = (ctx: Context, resource: Resource, input: Row, now: string): Promise<Made> =>
+export const madeOf = (ctx: RowContext, resource: Resource, input: Row, now: string): Promise<Made> =>
   prepareCreate(ctx, resource, input, now).then(
     (values) => ({ values }),
     (error) => ({ refused: asRefusal(error) }),
@@ -265,7 +267,7 @@ interface Plan {
   fields: (string | null)[];
   keyColumn: number;
   upsertBy?: string;
-  writer: Pick<Context, 'actor' | 'via' | 'importId' | 'exact'>;
+  writer: Writer;
   keys: KeyOptions;
   now: string;
 }
@@ -471,11 +473,7 @@ async function readInWorker(port: NonNullable<typeof parentPort>, setup: { resou
     const mapped = async (header: string[]): Promise<Reading> => {
       send({ header });
       const p = await plan;
-      const writer = {
-        ...p.writer,
-        // All a row's checks read of the database is where phone numbers without a country code are (stamp's keys).
-        database: p.keys as Database,
-      };
+      const writer = { ...p.writer, database: p.keys };
       const fields = p.fields.map((name) => (name === null ? undefined : resource.field(name)));
       const matcher = p.upsertBy ? matcherFor(p.keys, resource, resource.field(p.upsertBy)!) : undefined;
       return { resource, fields, matcher, keyColumn: p.keyColumn, writer, now: p.now, named: new Map() };

@@ -10,7 +10,7 @@ import { encodeCursor, parseListQuery, type ReadScope } from '../derive/list-que
 import { countsOf, type Field, type Resource } from '../schema/resource.ts';
 import { MAX_ID } from '../schema/kinds.ts';
 import { type Ability, allows, atLeast } from '../schema/roles.ts';
-import type { Actor, Context } from './context.ts';
+import type { Actor, Context, RowContext } from './context.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
 import { changeBefore, entryOf, logChange, logCreated, logMoved, timeline } from './change-log.ts';
 import { noticeAssignments } from './notifications.ts';
@@ -68,7 +68,12 @@ export function may(actor: Actor | undefined, resource: Resource, ability: Abili
  * Every record operation starts here: strangers get 401, and anyone whose role does not allow the work (CONTRACT.md,
  * "Roles") 403. Update and delete pass the record, which may be the actor's own.
  */
-export function authorize(ctx: Context, resource: Resource, ability: Ability = 'read', record?: Row | true): Actor {
+export function authorize(
+  ctx: Pick<Context, 'actor'>,
+  resource: Resource,
+  ability: Ability = 'read',
+  record?: Row | true,
+): Actor {
   if (!ctx.actor) throw unauthenticated();
   if (!may(ctx.actor, resource, ability, record)) {
     const whose =
@@ -400,7 +405,7 @@ function visibleTo(actor: Actor, resource: Resource, record: Row): boolean {
  * fields whose sources are written.
  */
 export function stamp(
-  ctx: Context,
+  ctx: RowContext,
   resource: Resource,
   values: Row,
   before: Row | null,
@@ -441,7 +446,7 @@ export function stamp(
  * many at once with insertPreparedBatch.
  */
 export async function prepareCreate(
-  ctx: Context,
+  ctx: RowContext,
   resource: Resource,
   body: unknown,
   now = new Date().toISOString(),
