@@ -267,8 +267,8 @@ interface Plan {
   fields: (string | null)[];
   keyColumn: number;
   upsertBy?: string;
-  writer: Writer;
-  keys: KeyOptions;
+  /** The writer, with of the database only its key options (a Database does not cross to a thread). */
+  writer: Writer & RowContext;
   now: string;
 }
 
@@ -400,8 +400,7 @@ async function rowsInWorker(
               fields: fields.map((f) => f?.name ?? null),
               keyColumn,
               upsertBy: matcher?.field.name,
-              writer: { actor, via, importId, exact },
-              keys: { defaultCountry: writer.database.defaultCountry },
+              writer: { actor, via, importId, exact, database: { defaultCountry: writer.database.defaultCountry } },
               now,
             },
           });
@@ -473,10 +472,9 @@ async function readInWorker(port: NonNullable<typeof parentPort>, setup: { resou
     const mapped = async (header: string[]): Promise<Reading> => {
       send({ header });
       const p = await plan;
-      const writer = { ...p.writer, database: p.keys };
       const fields = p.fields.map((name) => (name === null ? undefined : resource.field(name)));
-      const matcher = p.upsertBy ? matcherFor(p.keys, resource, resource.field(p.upsertBy)!) : undefined;
-      return { resource, fields, matcher, keyColumn: p.keyColumn, writer, now: p.now, named: new Map() };
+      const matcher = p.upsertBy ? matcherFor(p.writer.database, resource, resource.field(p.upsertBy)!) : undefined;
+      return { resource, fields, matcher, keyColumn: p.keyColumn, writer: p.writer, now: p.now, named: new Map() };
     };
     const lookUp: LookUp = async (r, cells) => {
       const answer = new Promise<Error | [string, string | null][]>((resolve) => {
