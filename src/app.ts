@@ -8,6 +8,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type FastifyServerOptions,
   LogController,
 } from 'fastify';
 import qs from 'qs';
@@ -110,6 +111,59 @@ class OneLinePerRequest extends LogController {
   }
 }
 
+/** A logger's methods, as called with any arguments (pino's types spell out their overloads). */
+type Levels = Record<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', (...args: unknown[]) => void>;
+
+/**
+ * A request's logger, made when the request first logs through it: a request that goes well never does (its line is
+ * OneLinePerRequest's), and pino redacts a child's bindings as it makes it. Making one for every request was 2-3% of
+ * a read by id's CPU profile; without it a read allocates a seventh less (young-generation collections per 40,000 reads
+ * on SQLite: 425 against 497).
+ */
+class RequestLogger {
+  #made?: FastifyBaseLogger;
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Record<string, unknown>,
+    private readonly options: object,
+  ) {}
+  private get made(): FastifyBaseLogger & Levels {
+    this.#made ??= this.parent.child(this.bindings, this.options);
+    return this.#made as FastifyBaseLogger & Levels;
+  }
+  get level(): string {
+    return (this.#made ?? this.parent).level;
+  }
+  set level(level: string) {
+    this.made.level = level;
+  }
+  child(bindings: Record<string, unknown>, options?: object): FastifyBaseLogger {
+    return this.made.child(bindings, options);
+  }
+  fatal(...args: unknown[]): void {
+    this.made.fatal(...args);
+  }
+  error(...args: unknown[]): void {
+    this.made.error(...args);
+  }
+  warn(...args: unknown[]): void {
+    this.made.warn(...args);
+  }
+  info(...args: unknown[]): void {
+    this.made.info(...args);
+  }
+  debug(...args: unknown[]): void {
+    this.made.debug(...args);
+  }
+  trace(...args: unknown[]): void {
+    this.made.trace(...args);
+  }
+  silent(): void {}
+}
+
+const requestLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (parent, bindings, options) =>
+  new RequestLogger(parent, bindings, options) as unknown as FastifyBaseLogger;
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, database } = options;
   database.defaultCountry ??= config.defaultCountry;
@@ -128,6 +182,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
     },
     logController: requestLines,
+    childLoggerFactory: requestLogger,
     bodyLimit: JSON_BODY_LIMIT,
     clientErrorHandler,
     trustProxy: config.trustProxy,

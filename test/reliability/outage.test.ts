@@ -189,6 +189,16 @@ describe('database outage (postgres)', {
         'every request while the database is away answers 503 within 2 s, and every other one succeeds; none hangs',
       );
       assert.ok(stats.unavailable > OUTAGES, `requests met the outage (${stats.unavailable} answered 503)`);
+      // Each 503 is logged by its request's own logger (made when the request first logs): with the request's id, and
+      // nothing secret.
+      const warned = server
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"database unavailable"'))
+        .map((l) => JSON.parse(l));
+      assert.ok(warned.length >= OUTAGES, `${warned.length} lines say the database is unavailable`);
+      for (const line of warned) assert.match(line.reqId ?? '', /^[\w.:-]+$/, JSON.stringify(line));
+      assert.ok(!server.output().includes(admin.token), 'the token is never logged');
 
       // Every acknowledged write is there as acknowledged; one that was not is there wholly or not at all.
       const stored = await recordsById(client, 'contacts', [...acked.keys()].map(BigInt));
