@@ -231,6 +231,8 @@ export interface Report {
   /** The database server, its version and where it runs: `MariaDB 10.11.19 on 127.0.0.1:3306`. */
   server?: string;
   rss: { idle?: number | null; warm?: number | null; after?: number | null };
+  /** What the run switched on beyond what every write does, and the webhook deliveries that arrived during it. */
+  desk?: { said: string; deliveries?: number };
   /** The app's RSS after each scenario. */
   rssTrail: string[];
   workers?: { scenario: string; one: number; two: number }[];
@@ -365,6 +367,12 @@ export function section(r: Report, run: RunInfo): string {
     `- Rows: ${fmt.int(run.rows)} contacts and ${fmt.int(run.inquiries)} inquiries (seed ${run.seed})`,
     `- Command: \`${run.command}\` (${run.duration} s per measurement)`,
     `- Seed: ${r.seed ? `${fmt.int(r.seed.rows)} rows in ${fmt.s(r.seed.seconds)}, ${fmt.rps(r.seed.rate)} rows/s` : '–'}`,
+    ...(r.desk
+      ? [
+          `- The desk: the change log, contact matching and the declared rules on every write; ${r.desk.said}` +
+            `${r.desk.deliveries === undefined ? '' : ` (${fmt.int(r.desk.deliveries)} deliveries arrived during the run)`}`,
+        ]
+      : []),
     '',
   ];
   const rowsOut = SCENARIOS.filter((s) => r.measured[s]).map((s) => {

@@ -13,6 +13,7 @@ import type { Dialect } from '../src/db/dialect.ts';
 import { sqlDrift } from './app-sql.ts';
 import { copyDatabase, floorBulkInsert } from './floor-bulk.ts';
 import type { LoadJob, LoadResult } from './load.ts';
+import { Receiver } from './receiver.ts';
 import {
   cleanUpOnSignal,
   DATA_ROOT,
@@ -25,6 +26,7 @@ import {
   log,
   postJson,
   readRows,
+  request,
   seedPlace,
   sleep,
 } from './places.ts';
@@ -253,6 +255,30 @@ async function measureUpdatingImport(place: Place, csv: NonNullable<Report['csv'
   }
 }
 
+/** The webhook events the bench's endpoint is sent: every record event, so that each write makes a delivery. */
+const DESK_EVENTS = ['contact.created', 'contact.updated', 'contact.deleted', 'inquiry.created', 'inquiry.updated'];
+
+/**
+ * Switches on what issue 18 measures the desk with, beyond what every write does anyway (the change log, contact
+ * matching, the declared rules): an assignment rule for every new inquiry, and a webhook endpoint for every record
+ * event at `receiver` (a fast one, answering 204), so that the dispatcher queues, signs and sends a delivery for each
+ * write while the writes are measured. Says what it made.
+ */
+async function switchOnDesk(appUrl: string, token: string, adminId: unknown, receiver: Receiver): Promise<string> {
+  const made = async (to: string, json: unknown) => {
+    const a = await request('POST', appUrl + to, { token, json });
+    if (a.status !== 201) throw new Error(`POST ${to} answered ${a.status}: ${JSON.stringify(a.body)}`);
+  };
+  await made('/api/v1/assignment-rules', {
+    name: 'bench: every inquiry',
+    position: 1,
+    users: [adminId],
+    respond_within_minutes: 60,
+  });
+  await made('/api/v1/webhooks', { url: receiver.url, events: DESK_EVENTS, description: 'bench: every write' });
+  return `an assignment rule for every new inquiry, and a webhook endpoint for ${DESK_EVENTS.join(', ')} at a receiver on 127.0.0.1 answering 204`;
+}
+
 // ------------------------------------------------------------------ one database
 
 const rssMb = (pid: number) => {
@@ -301,12 +327,15 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
       { ...signer, name: 'Bench Storm' },
     ]);
 
-    // 2. Servers.
+    // 2. Servers: the app may deliver webhooks to the bench's receiver on 127.0.0.1.
+    const receiver = await new Receiver(false).start();
+    cleanups.push(() => receiver.close());
+    const appEnv = { ...place.env, WEBHOOKS_ALLOW_PRIVATE: 'true' };
     cleanups.unshift(async () => {
       await app?.stop();
       await floor?.stop();
     });
-    const [started, startedFloor] = await Promise.allSettled([appServer(place.env), floorServer(place.env)]);
+    const [started, startedFloor] = await Promise.allSettled([appServer(appEnv), floorServer(place.env)]);
     if (started.status === 'fulfilled') app = started.value;
     if (startedFloor.status === 'fulfilled') floor = startedFloor.value;
     if (!app || !floor)
@@ -318,6 +347,7 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     const token = issued.body.token as string;
     report.rss.idle = rssMb(appPid);
     log(`${dialect}: app on ${app.url} (RSS ${fmt.mb(report.rss.idle)}), floor on ${floor.url}`);
+    report.desk = { said: await switchOnDesk(app.url, token, issued.body.data.id, receiver) };
 
     // 3. What the scenarios need to know about the data.
     const params = await dataParams(app.url, token);
@@ -453,6 +483,7 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
       }
     }
     report.rss.after = rssMb(appPid);
+    report.desk.deliveries = receiver.heard.requests;
     report.rssTrail.push(`end ${fmt.mb(report.rss.after)}`);
     log(`${dialect}: app RSS after the bench ${fmt.mb(report.rss.after)}`);
     await app.stop();
@@ -461,7 +492,7 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     // 7. The server databases (PostgreSQL, MariaDB): reads with 2 workers against 1.
     if (dialect !== 'sqlite' && wanted('workers')) {
       try {
-        const two = await appServer(place.env, ['--workers', '2']);
+        const two = await appServer(appEnv, ['--workers', '2']);
         try {
           report.workers = [];
           for (const s of ['get', 'page1'] as const) {
