@@ -258,25 +258,69 @@ async function measureUpdatingImport(place: Place, csv: NonNullable<Report['csv'
 /** The webhook events the bench's endpoint is sent: every record event, so that each write makes a delivery. */
 const DESK_EVENTS = ['contact.created', 'contact.updated', 'contact.deleted', 'inquiry.created', 'inquiry.updated'];
 
+/** The desk as the bench switched it on (switchOnDesk). */
+interface Desk {
+  said: string;
+  /**
+   * Before a measurement: the endpoint on for the app's, off for the floor's (the floor's writes land in the same
+   * change log, and the app's dispatcher would otherwise deliver them, on the machine the floor is measured on), and
+   * what earlier measurements queued delivered, so that each pays for its own writes' deliveries only.
+   */
+  settle(side: 'app' | 'floor'): Promise<void>;
+}
+
+/** Change-log entries the dispatcher has not read yet, and deliveries not sent yet. */
+const BACKLOG_SQL = `select (select count(*) from webhook_deliveries where status = 'pending')
+  + (select count(*) from change_log where id > (select last_id from webhook_cursor where name = 'webhooks')) as n`;
+
 /**
  * Switches on what issue 18 measures the desk with, beyond what every write does anyway (the change log, contact
  * matching, the declared rules): an assignment rule for every new inquiry, and a webhook endpoint for every record
  * event at `receiver` (a fast one, answering 204), so that the dispatcher queues, signs and sends a delivery for each
- * write while the writes are measured. Says what it made.
+ * of the app's writes while they are measured.
  */
-async function switchOnDesk(appUrl: string, token: string, adminId: unknown, receiver: Receiver): Promise<string> {
-  const made = async (to: string, json: unknown) => {
-    const a = await request('POST', appUrl + to, { token, json });
-    if (a.status !== 201) throw new Error(`POST ${to} answered ${a.status}: ${JSON.stringify(a.body)}`);
+async function switchOnDesk(
+  place: Place,
+  appUrl: string,
+  token: string,
+  adminId: unknown,
+  receiver: Receiver,
+  warn: (note: string) => void,
+): Promise<Desk> {
+  const send = async (method: string, to: string, json: unknown, status: number) => {
+    const a = await request(method, appUrl + to, { token, json });
+    if (a.status !== status) throw new Error(`${method} ${to} answered ${a.status}: ${JSON.stringify(a.body)}`);
+    return a.body as Json;
   };
-  await made('/api/v1/assignment-rules', {
-    name: 'bench: every inquiry',
-    position: 1,
-    users: [adminId],
-    respond_within_minutes: 60,
-  });
-  await made('/api/v1/webhooks', { url: receiver.url, events: DESK_EVENTS, description: 'bench: every write' });
-  return `an assignment rule for every new inquiry, and a webhook endpoint for ${DESK_EVENTS.join(', ')} at a receiver on 127.0.0.1 answering 204`;
+  await send('POST', '/api/v1/assignment-rules', { name: 'bench: every inquiry', position: 1, users: [adminId] }, 201);
+  const endpoint = await send(
+    'POST',
+    '/api/v1/webhooks',
+    { url: receiver.url, events: DESK_EVENTS, description: 'bench: every write' },
+    201,
+  );
+  let active = true;
+  return {
+    said: `an assignment rule for every new inquiry, and a webhook endpoint for ${DESK_EVENTS.join(', ')} at a receiver on 127.0.0.1 answering 204 (on while the app is measured, off while the floor is)`,
+    async settle(side) {
+      // Drained first, with the endpoint as the last measurement had it: an endpoint turned off keeps what it was
+      // queued until it is on again.
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const [row] = await readRows<{ n: unknown }>(place, BACKLOG_SQL);
+        if (Number(row?.n) === 0) break;
+        if (Date.now() > deadline) {
+          warn(`the webhook backlog was still ${Number(row?.n)} after 120 s; measured with it`);
+          break;
+        }
+        await sleep(100);
+      }
+      if (active !== (side === 'app')) {
+        active = side === 'app';
+        await send('PATCH', `/api/v1/webhooks/${endpoint.data.id}`, { active }, 200);
+      }
+    },
+  };
 }
 
 // ------------------------------------------------------------------ one database
@@ -347,7 +391,11 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     const token = issued.body.token as string;
     report.rss.idle = rssMb(appPid);
     log(`${dialect}: app on ${app.url} (RSS ${fmt.mb(report.rss.idle)}), floor on ${floor.url}`);
-    report.desk = { said: await switchOnDesk(app.url, token, issued.body.data.id, receiver) };
+    const desk = await switchOnDesk(place, app.url, token, issued.body.data.id, receiver, (note) => {
+      report.notes.push(note);
+      log(`${dialect}: WARNING: ${note}`);
+    });
+    report.desk = { said: desk.said };
 
     // 3. What the scenarios need to know about the data.
     const params = await dataParams(app.url, token);
@@ -411,7 +459,8 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     };
     // autocannon reports when its time is up, with requests still in flight: let them finish
     // before the next measurement, or a write of the app's would collide with the floor's.
-    const measure = async (job: LoadJob) => {
+    const measure = async (job: LoadJob, side: 'app' | 'floor' = 'app') => {
+      await desk.settle(side);
       const r = await load.run(job);
       await sleep(300);
       return r;
@@ -419,9 +468,9 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
     for (const scenario of scenarios.filter((s) => s !== 'storm')) {
       const m: Measured = {};
       m.app10 = await measure(jobFor(scenario, 'app', app, token, params, 10, duration));
-      m.floor10 = await measure(jobFor(scenario, 'floor', floor, token, params, 10, duration));
+      m.floor10 = await measure(jobFor(scenario, 'floor', floor, token, params, 10, duration), 'floor');
       m.app1 = await measure(jobFor(scenario, 'app', app, token, params, 1, duration));
-      m.floor1 = await measure(jobFor(scenario, 'floor', floor, token, params, 1, duration));
+      m.floor1 = await measure(jobFor(scenario, 'floor', floor, token, params, 1, duration), 'floor');
       for (const [k, r] of Object.entries(m))
         note(
           r,
