@@ -105,10 +105,12 @@ export function webhookDispatcher(
   const inFlight = new Set<Promise<void>>();
   let loop: Promise<void> | null = null;
   let wake: (() => void) | null = null;
-  let gathering: NodeJS.Timeout | null = null;
+  let gathering = false;
   const wakeSoon = () => {
-    gathering ??= setTimeout(() => {
-      gathering = null;
+    if (gathering) return;
+    gathering = true;
+    setTimeout(() => {
+      gathering = false;
       wake?.();
     }, GATHER_MS).unref();
   };
