@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Dialect } from '../src/db/dialect.ts';
+import { WEBHOOK_EVENTS } from '../src/resources/webhook.ts';
 import { sqlDrift } from './app-sql.ts';
 import { copyDatabase, floorBulkInsert } from './floor-bulk.ts';
 import type { LoadJob, LoadResult } from './load.ts';
@@ -255,9 +256,6 @@ async function measureUpdatingImport(place: Place, csv: NonNullable<Report['csv'
   }
 }
 
-/** The webhook events the bench's endpoint is sent: every record event, so that each write makes a delivery. */
-const DESK_EVENTS = ['contact.created', 'contact.updated', 'contact.deleted', 'inquiry.created', 'inquiry.updated'];
-
 /** The desk as the bench switched it on (switchOnDesk). */
 interface Desk {
   said: string;
@@ -275,8 +273,8 @@ const BACKLOG_SQL = `select (select count(*) from webhook_deliveries where statu
 
 /**
  * Switches on what issue 18 measures the desk with, beyond what every write does anyway (the change log, contact
- * matching, the declared rules): an assignment rule for every new inquiry, and a webhook endpoint for every record
- * event at `receiver` (a fast one, answering 204), so that the dispatcher queues, signs and sends a delivery for each
+ * matching, the declared rules): an assignment rule for every new inquiry, and a webhook endpoint for every event
+ * at `receiver` (a fast one, answering 204), so that the dispatcher queues, signs and sends a delivery for each
  * of the app's writes while they are measured.
  */
 async function switchOnDesk(
@@ -296,15 +294,15 @@ async function switchOnDesk(
   const endpoint = await send(
     'POST',
     '/api/v1/webhooks',
-    { url: receiver.url, events: DESK_EVENTS, description: 'bench: every write' },
+    { url: receiver.url, events: WEBHOOK_EVENTS, description: 'bench: every event' },
     201,
   );
   let active = true;
   return {
-    said: `an assignment rule for every new inquiry, and a webhook endpoint for ${DESK_EVENTS.join(', ')} at a receiver on 127.0.0.1 answering 204 (on while the app is measured, off while the floor is)`,
+    said: `an assignment rule for every new inquiry, and a webhook endpoint for every event (${WEBHOOK_EVENTS.length} types) at a receiver on 127.0.0.1 answering 204 (on while the app is measured, off while the floor is)`,
     async settle(side) {
-      // Drained first, with the endpoint as the last measurement had it: an endpoint turned off keeps what it was
-      // queued until it is on again.
+      // Drained first, with the endpoint as the last measurement had it: an endpoint turned off keeps what was
+      // queued for it until it is on again.
       const deadline = Date.now() + 120_000;
       for (;;) {
         const [row] = await readRows<{ n: unknown }>(place, BACKLOG_SQL);
