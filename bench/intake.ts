@@ -22,7 +22,6 @@ import type { Dialect } from '../src/db/dialect.ts';
 import type { LoadJob, LoadResult } from './load.ts';
 import {
   cleanUpOnSignal,
-  type Answer,
   createAccounts,
   DATA_ROOT,
   freshPlace,
@@ -33,6 +32,7 @@ import {
   readRows,
   request,
   sleep,
+  expectStatus,
 } from './places.ts';
 import { appServer, cpuTicks, LoadClient, procStatusKb, ROOT, type Server, startServer, stopAll } from './processes.ts';
 import {
@@ -141,13 +141,6 @@ const rssMb = (pid: number) => {
   const kb = procStatusKb(pid, 'VmRSS');
   return kb === null ? null : kb / 1024;
 };
-
-const brief = (a: Answer) =>
-  `${a.status} ${(typeof a.body === 'string' ? a.body : JSON.stringify(a.body)).slice(0, 300)}`;
-
-function expectStatus(a: Answer, status: number, what: string): void {
-  if (a.status !== status) throw new Error(`${what} answered ${brief(a)}`);
-}
 
 /** The app's process and its workers (`serve --workers`). */
 function appPids(pid: number): number[] {

@@ -32,6 +32,7 @@ import {
   seedPlace,
   type Seeded,
   sleep,
+  expectStatus,
 } from './places.ts';
 import { appServer, cpuTicks, LoadClient, procStatusKb, type Server, stopAll } from './processes.ts';
 import {
@@ -185,13 +186,6 @@ function cpuText(dialect: Dialect, cpu: Cpu | undefined, unit: 'ms' | 's' = 'ms'
 }
 
 const count = async (place: Place, text: string) => Number((await readRows<{ n: unknown }>(place, text))[0]!.n);
-
-const brief = (a: Answer) =>
-  `${a.status} ${(typeof a.body === 'string' ? a.body : JSON.stringify(a.body)).slice(0, 300)}`;
-
-function expectStatus(a: Answer, status: number, what: string): void {
-  if (a.status !== status) throw new Error(`${what} answered ${brief(a)}`);
-}
 
 /** The cookies an answer sets, as a Cookie header. */
 const cookiesOf = (a: Answer) =>

@@ -227,6 +227,15 @@ export async function request(
   return { status: res.status, body, headers: res.headers };
 }
 
+/** An answer as an error message says it: its status and the start of its body. */
+export const brief = (a: Answer) =>
+  `${a.status} ${(typeof a.body === 'string' ? a.body : JSON.stringify(a.body)).slice(0, 300)}`;
+
+/** Throws, naming `what` and the answer, unless the answer's status is (one of) `status`. */
+export function expectStatus(a: Answer, status: number | number[], what: string): void {
+  if (![status].flat().includes(a.status)) throw new Error(`${what} answered ${brief(a)}`);
+}
+
 export const getJson = (url: string, token?: string) => request('GET', url, { token });
 export const postJson = (url: string, json: unknown) => request('POST', url, { json });
 

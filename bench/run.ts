@@ -30,6 +30,7 @@ import {
   request,
   seedPlace,
   sleep,
+  expectStatus,
 } from './places.ts';
 import { LoadClient, type Server, appServer, floorServer, leadbook, procStatusKb, stopAll } from './processes.ts';
 import {
@@ -287,7 +288,7 @@ async function switchOnDesk(
 ): Promise<Desk> {
   const send = async (method: string, to: string, json: unknown, status: number) => {
     const a = await request(method, appUrl + to, { token, json });
-    if (a.status !== status) throw new Error(`${method} ${to} answered ${a.status}: ${JSON.stringify(a.body)}`);
+    expectStatus(a, status, `${method} ${to}`);
     return a.body as Json;
   };
   await send('POST', '/api/v1/assignment-rules', { name: 'bench: every inquiry', position: 1, users: [adminId] }, 201);

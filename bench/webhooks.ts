@@ -26,7 +26,6 @@ import type { Dialect } from '../src/db/dialect.ts';
 import type { LoadJob, LoadResult } from './load.ts';
 import { type Heard, Receiver } from './receiver.ts';
 import {
-  type Answer,
   cleanUpOnSignal,
   createAccounts,
   DATA_ROOT,
@@ -39,6 +38,7 @@ import {
   readRows,
   request,
   sleep,
+  expectStatus,
 } from './places.ts';
 import { appServer, cpuTicks, LoadClient, procStatusKb, ROOT, type Server, startServer, stopAll } from './processes.ts';
 import {
@@ -178,13 +178,6 @@ const rssMb = (pid: number) => {
   const kb = procStatusKb(pid, 'VmRSS');
   return kb === null ? null : kb / 1024;
 };
-
-const brief = (a: Answer) =>
-  `${a.status} ${(typeof a.body === 'string' ? a.body : JSON.stringify(a.body)).slice(0, 300)}`;
-
-function expectStatus(a: Answer, status: number | number[], what: string): void {
-  if (![status].flat().includes(a.status)) throw new Error(`${what} answered ${brief(a)}`);
-}
 
 const count = async (place: Place, text: string) => Number((await readRows<{ n: unknown }>(place, text))[0]!.n);
 
