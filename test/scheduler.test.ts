@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { purgeTrash } from '../src/records/trash.ts';
+import { forgetOldDeliveries } from '../src/webhooks/dispatch.ts';
 import { startScheduler } from '../src/scheduler.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
@@ -19,7 +20,9 @@ for (const dialect of DIALECTS) {
     before(async () => {
       // The app's own scheduler ticks once at start and then not again during these tests: ticking every 5 s, it
       // could take the lease in the moment between its running out and the competitor's tick below.
-      app = await startApp(dialect, { env: { SCHEDULER_TICK_MS: String(60 * 60 * 1000) } });
+      app = await startApp(dialect, {
+        env: { SCHEDULER_TICK_MS: String(60 * 60 * 1000), WEBHOOKS_ALLOW_PRIVATE: 'true' },
+      });
     });
     after(() => app.close());
 
@@ -72,6 +75,48 @@ for (const dialect of DIALECTS) {
         String(item.change_id),
       )}`.execute(app.database.db);
       assert.equal(rows[0]!.changes, null, 'the values are gone from the log');
+    });
+
+    test('webhook deliveries done for 30 days are forgotten, in batches; pending and recent ones are kept', async () => {
+      const made = await app.post('/api/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['contact.created'] });
+      assert.equal(made.status, 201, made.text);
+      const day = 24 * 3600 * 1000;
+      const delivery = (status: 'pending' | 'succeeded' | 'failed', daysAgo: number, n: number) => ({
+        webhook_id: BigInt(made.body.data.id),
+        event: 'contact.created',
+        queue: `contacts:${n}`,
+        payload: '{}',
+        status,
+        // Pending ones are not due while the test runs: the app's dispatcher leaves them be.
+        next_attempt_at: new Date(Date.now() + day).toISOString(),
+        created_at: new Date(Date.now() - daysAgo * day + n).toISOString(),
+      });
+      // More than one batch (2,000) of old ones, a pending one among them, then the recent ones.
+      const old = Array.from({ length: 2_100 }, (_, n) => delivery(n % 2 ? 'failed' : 'succeeded', 31, n));
+      old[1_000] = delivery('pending', 31, 1_000);
+      const recent = [delivery('succeeded', 29, 0), delivery('failed', 1, 1), delivery('pending', 0, 2)];
+      const { db } = app.database;
+      for (const rows of [old.slice(0, 1_000), old.slice(1_000), recent])
+        await db.insertInto('webhook_deliveries').values(rows).execute();
+      const left = async () =>
+        (
+          await db
+            .selectFrom('webhook_deliveries')
+            .select(['queue', 'status', 'created_at'])
+            .where('webhook_id', '=', BigInt(made.body.data.id))
+            .orderBy('id')
+            .execute()
+        ).map((d) => `${d.queue} ${d.status}`);
+      assert.equal((await left()).length, 2_103);
+      let asked = 0;
+      await forgetOldDeliveries.run(db, async () => ++asked > 0);
+      assert.deepEqual(await left(), [
+        'contacts:1000 pending',
+        'contacts:0 succeeded',
+        'contacts:1 failed',
+        'contacts:2 pending',
+      ]);
+      assert.equal(asked, 1, 'the lease is renewed between batches');
     });
   });
 }
