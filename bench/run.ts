@@ -458,10 +458,10 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
         `${what}: ${r.non2xx} non-2xx answers (${JSON.stringify(r.statusCodes)}), ${r.errors} errors, ${r.timeouts} timeouts${said ? `; the server's last words: ${said}` : ''}`,
       );
     };
-    // autocannon reports when its time is up, with requests still in flight: let them finish
-    // before the next measurement, or a write of the app's would collide with the floor's.
     /** The round whose throughput is the median (of an odd number of rounds). */
     const medianRound = (results: LoadResult[]) => [...results].sort((a, b) => a.rps - b.rps)[results.length >> 1]!;
+    // autocannon reports when its time is up, with requests still in flight: let them finish
+    // before the next measurement, or a write of the app's would collide with the floor's.
     const measure = async (job: LoadJob, side: 'app' | 'floor' = 'app') => {
       await desk.settle(side);
       const r = await load.run(job);

@@ -1,7 +1,8 @@
 // The scheduler's lease, on each database: of several processes' schedulers on
 // one database exactly one runs the timed work; when it stops or dies another
 // takes over. And its first job: deletions older than TRASH_DAYS are emptied
-// from the trash (their values are gone; restoring answers 410).
+// from the trash (their values are gone; restoring answers 410). And webhook
+// deliveries done for 30 days are forgotten.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
@@ -102,7 +103,7 @@ for (const dialect of DIALECTS) {
         (
           await db
             .selectFrom('webhook_deliveries')
-            .select(['queue', 'status', 'created_at'])
+            .select(['queue', 'status'])
             .where('webhook_id', '=', BigInt(made.body.data.id))
             .orderBy('id')
             .execute()
