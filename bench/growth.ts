@@ -21,8 +21,8 @@ import {
   log,
   type Place,
   postJson,
-  readRows,
   seedPlace,
+  readCount,
 } from './places.ts';
 import { appServer, LoadClient, leadbook, type Server, stopAll } from './processes.ts';
 import {
@@ -95,8 +95,7 @@ async function importFile(appKey: string): Promise<{ file: string; drop: () => P
   return { file, drop };
 }
 
-const count = async (place: Place) =>
-  Number((await readRows<{ n: unknown }>(place, 'select count(*) as n from contacts'))[0]!.n);
+const count = (place: Place) => readCount(place, 'select count(*) as n from contacts');
 
 async function growDatabase(dialect: Dialect, csv: string, appKey: string): Promise<string> {
   const load = new LoadClient();

@@ -27,14 +27,13 @@ import {
   freshPlace,
   getJson,
   log,
-  type Place,
   postJson,
-  readRows,
   request,
   sleep,
   expectStatus,
+  readCount,
 } from './places.ts';
-import { appServer, cpuTicks, LoadClient, procStatusKb, ROOT, type Server, startServer, stopAll } from './processes.ts';
+import { appServer, cpuTicks, LoadClient, ROOT, type Server, startServer, stopAll, rssMb } from './processes.ts';
 import {
   benchCommand,
   busyNote,
@@ -137,11 +136,6 @@ interface Report {
 
 // ------------------------------------------------------------------ helpers
 
-const rssMb = (pid: number) => {
-  const kb = procStatusKb(pid, 'VmRSS');
-  return kb === null ? null : kb / 1024;
-};
-
 /** The app's process and its workers (`serve --workers`). */
 function appPids(pid: number): number[] {
   try {
@@ -154,8 +148,6 @@ function appPids(pid: number): number[] {
 
 /** CPU ticks (1/100 s) of these processes together. */
 const cpuOf = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + (cpuTicks(pid) ?? 0), 0);
-
-const count = async (place: Place, text: string) => Number((await readRows<{ n: unknown }>(place, text))[0]!.n);
 
 /** The better (higher) of the rounds' rates of one side. */
 const best = (measures: readonly Measure[], side: Side) =>
@@ -364,23 +356,23 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
       {
         what: 'inquiries made by no one (the intake)',
         expected: sent.intake,
-        found: await count(place, 'select count(*) as n from inquiries where created_by is null'),
+        found: await readCount(place, 'select count(*) as n from inquiries where created_by is null'),
       },
       {
         what: 'inquiries made by the admin',
         expected: sent.create,
-        found: await count(place, 'select count(*) as n from inquiries where created_by is not null'),
+        found: await readCount(place, 'select count(*) as n from inquiries where created_by is not null'),
       },
-      { what: 'contacts', expected: total, found: await count(place, 'select count(*) as n from contacts') },
+      { what: 'contacts', expected: total, found: await readCount(place, 'select count(*) as n from contacts') },
       {
         what: 'inquiries assigned to an agent by the rule',
         expected: total,
-        found: await count(place, `select count(*) as n from inquiries where assigned_to in (${agentList})`),
+        found: await readCount(place, `select count(*) as n from inquiries where assigned_to in (${agentList})`),
       },
       {
         what: 'notifications of an assignment',
         expected: total,
-        found: await count(place, `select count(*) as n from notifications where kind = 'assigned'`),
+        found: await readCount(place, `select count(*) as n from notifications where kind = 'assigned'`),
       },
     );
     for (const c of report.checks) {

@@ -33,8 +33,9 @@ import {
   type Seeded,
   sleep,
   expectStatus,
+  readCount,
 } from './places.ts';
-import { appServer, cpuTicks, LoadClient, procStatusKb, type Server, stopAll } from './processes.ts';
+import { appServer, cpuTicks, LoadClient, type Server, stopAll, rssMb } from './processes.ts';
 import {
   benchCommand,
   busyNote,
@@ -145,11 +146,6 @@ interface Report {
 
 // ------------------------------------------------------------------ helpers
 
-const rssMb = (pid: number) => {
-  const kb = procStatusKb(pid, 'VmRSS');
-  return kb === null ? null : kb / 1024;
-};
-
 /**
  * A reading of the CPU ticks (1/100 s) of the app and of the PostgreSQL processes serving the place's database;
  * `since` answers the ms spent from it on. The CPU is less disturbed by a busy machine than the time: on a quiet
@@ -184,8 +180,6 @@ function cpuText(dialect: Dialect, cpu: Cpu | undefined, unit: 'ms' | 's' = 'ms'
   const show = (n: number) => (unit === 's' ? fmt.s(n / 1000) : `${fmt.ms(n)} ms`);
   return dialect === 'sqlite' ? show(cpu.app) : `${show(cpu.app)} + ${show(cpu.db)}`;
 }
-
-const count = async (place: Place, text: string) => Number((await readRows<{ n: unknown }>(place, text))[0]!.n);
 
 /** The cookies an answer sets, as a Cookie header. */
 const cookiesOf = (a: Answer) =>
@@ -381,7 +375,7 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
       )
     ).map((r) => Number(r.id));
     const entries = () =>
-      count(place, `select count(*) as n from change_log where resource = 'inquiries' and action = 'updated'`);
+      readCount(place, `select count(*) as n from change_log where resource = 'inquiries' and action = 'updated'`);
     for (const [how, ids, part] of [
       ['one call', candidates.slice(0, size), size],
       ['the web page’s parts', candidates.slice(size, 2 * size), webPart(size)],

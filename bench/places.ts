@@ -123,6 +123,10 @@ export async function readRows<T extends Record<string, unknown>>(place: Place, 
   }
 }
 
+/** The one number a query answers, in a column named `n` (`select count(*) as n …`). */
+export const readCount = async (place: Place, text: string) =>
+  Number((await readRows<{ n: unknown }>(place, text))[0]!.n);
+
 export interface Seeded {
   rows: number;
   seconds: number;

@@ -25,6 +25,12 @@ export function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | nu
   }
 }
 
+/** A process's resident memory in MB, or null when it is gone. */
+export const rssMb = (pid: number) => {
+  const kb = procStatusKb(pid, 'VmRSS');
+  return kb === null ? null : kb / 1024;
+};
+
 /** CPU ticks (1/100 s, user + system) a process has spent, or null when it is gone or cannot be read. */
 export function cpuTicks(pid: number): number | null {
   try {

@@ -31,8 +31,9 @@ import {
   seedPlace,
   sleep,
   expectStatus,
+  readCount,
 } from './places.ts';
-import { LoadClient, type Server, appServer, floorServer, leadbook, procStatusKb, stopAll } from './processes.ts';
+import { LoadClient, type Server, appServer, floorServer, leadbook, stopAll, rssMb } from './processes.ts';
 import {
   benchCommand,
   busyNote,
@@ -105,9 +106,7 @@ const SEED = 1;
 
 // ------------------------------------------------------------------ databases
 
-async function countContacts(place: Place): Promise<number> {
-  return Number((await readRows<{ n: unknown }>(place, 'select count(*) as n from contacts'))[0]!.n);
-}
+const countContacts = (place: Place) => readCount(place, 'select count(*) as n from contacts');
 
 /** The database server, its version and where it runs, as the section says them. */
 async function serverOf(place: Place): Promise<string> {
@@ -308,10 +307,10 @@ async function switchOnDesk(
       // queued for it until it is on again.
       const deadline = Date.now() + 120_000;
       for (;;) {
-        const [row] = await readRows<{ n: unknown }>(place, BACKLOG_SQL);
-        if (Number(row?.n) === 0) break;
+        const backlog = await readCount(place, BACKLOG_SQL);
+        if (backlog === 0) break;
         if (Date.now() > deadline) {
-          warn(`the webhook backlog was still ${Number(row?.n)} after 120 s; measured with it`);
+          warn(`the webhook backlog was still ${backlog} after 120 s; measured with it`);
           break;
         }
         await sleep(100);
@@ -325,11 +324,6 @@ async function switchOnDesk(
 }
 
 // ------------------------------------------------------------------ one database
-
-const rssMb = (pid: number) => {
-  const kb = procStatusKb(pid, 'VmRSS');
-  return kb === null ? null : kb / 1024;
-};
 
 async function benchDatabase(dialect: Dialect): Promise<Report> {
   const report: Report = {

@@ -33,14 +33,14 @@ import {
   getJson,
   type Json,
   log,
-  type Place,
   postJson,
   readRows,
   request,
   sleep,
   expectStatus,
+  readCount,
 } from './places.ts';
-import { appServer, cpuTicks, LoadClient, procStatusKb, ROOT, type Server, startServer, stopAll } from './processes.ts';
+import { appServer, cpuTicks, LoadClient, ROOT, type Server, startServer, stopAll, rssMb } from './processes.ts';
 import {
   benchCommand,
   busyNote,
@@ -173,13 +173,6 @@ interface Report {
 }
 
 // ------------------------------------------------------------------ helpers
-
-const rssMb = (pid: number) => {
-  const kb = procStatusKb(pid, 'VmRSS');
-  return kb === null ? null : kb / 1024;
-};
-
-const count = async (place: Place, text: string) => Number((await readRows<{ n: unknown }>(place, text))[0]!.n);
 
 async function until(done: () => boolean, timeoutMs: number, what: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -440,9 +433,13 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
       {
         what: 'contacts (in the database)',
         expected: created,
-        found: await count(place, 'select count(*) as n from contacts'),
+        found: await readCount(place, 'select count(*) as n from contacts'),
       },
-      { what: 'webhook endpoints left', expected: 0, found: await count(place, 'select count(*) as n from webhooks') },
+      {
+        what: 'webhook endpoints left',
+        expected: 0,
+        found: await readCount(place, 'select count(*) as n from webhooks'),
+      },
     );
     for (const c of report.checks) {
       const mismatch = c.found === c.expected ? '' : ' MISMATCH';
