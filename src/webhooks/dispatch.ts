@@ -139,6 +139,16 @@ export function webhookDispatcher(
       .select('d.id')
       .where('d.status', '=', 'pending')
       .where('d.next_attempt_at', '<=', at)
+      // No pending delivery is due before the first pending one: a bound that changes nothing but where the walk of the
+      // index (status, next_attempt_at, id) starts. Below it lie only the entries of deliveries that were pending once
+      // and are done now, until PostgreSQL vacuums them away (autovacuum off, they stay: 7,500 of them made a claim
+      // take 25 ms). The first pending one is found along the same index, which skips them once it has seen them.
+      .where('d.next_attempt_at', '>=', (eb) =>
+        eb
+          .selectFrom('webhook_deliveries')
+          .select((f) => f.fn.min('next_attempt_at').as('first'))
+          .where('status', '=', 'pending'),
+      )
       .where('w.active', '=', true)
       .where((eb) => eb.or([eb('d.claimed_until', 'is', null), eb('d.claimed_until', '<', at)]))
       .where(({ not, exists, selectFrom }) =>

@@ -111,10 +111,13 @@ export async function collectEvents(db: Executor, resources: readonly Resource[]
     .executeTakeFirst();
   if (!peek) return 0;
   if (peek.gaps === '[]') {
+    // In id order, so that it is read along the primary key whatever the planner knows of the table: unordered, a
+    // change log PostgreSQL had not analyzed (autovacuum off) was scanned whole on every turn, to find nothing new.
     const newer = await db
       .selectFrom('change_log')
       .select('id')
       .where('id', '>', BigInt(peek.last_id))
+      .orderBy('id')
       .limit(1)
       .execute();
     if (newer.length === 0) return 0;
