@@ -107,7 +107,7 @@ export interface ReadArgs {
  */
 function forDialect(dialect: Dialect, sql: string, parameters: unknown[]): Statement {
   if (dialect === 'sqlite') return { sql, parameters };
-  if (dialect === 'mysql') return { sql: sql.replace(/"([a-z_]+)"/g, '`$1`'), parameters };
+  if (dialect === 'mysql') return { sql: sql.replace(/"([a-z0-9_]+)"/g, '`$1`'), parameters };
   let n = 0;
   return { sql: sql.replace(/\?/g, () => `$${++n}`), parameters };
 }
@@ -203,30 +203,47 @@ export const getById = (dialect: Dialect, id: unknown): Statement =>
  * read by the same statement, which confirms the token (src/http/auth.ts, `confirmed`); SQLite reads it apart.
  */
 export const routeGetById = (dialect: Dialect, id: unknown): Statement =>
-  dialect === 'sqlite'
-    ? getById(dialect, id)
-    : forDialect(
-        dialect,
-        `${counted(', (select n from "auth_epoch" where id = 1) as "lb_auth_epoch"')} where "id" = ?`,
-        [id],
-      );
+  dialect === 'sqlite' ? getById(dialect, id) : forDialect(dialect, `${counted(`, ${EPOCH}`)} where "id" = ?`, [id]);
 
 /**
- * A create's checks that the records it names exist (a 422 naming the field, rather than the database's foreign-key
- * error): its service, its source and its author, in the order of the fields.
+ * The auth epoch, as a column of a statement the app sends anyway: on PostgreSQL and MariaDB a bearer token kept in
+ * memory is confirmed by it (src/http/auth.ts); SQLite reads the epoch on its own.
  */
-export const referenceChecks = (dialect: Dialect, body: Record<string, unknown>, actorId: unknown): Statement[] =>
-  [
+const EPOCH = '(select n from "auth_epoch" where id = 1) as "lb_auth_epoch"';
+const withEpoch = (dialect: Dialect) => (dialect === 'sqlite' ? [] : [EPOCH]);
+
+/**
+ * A create's check that the records it names exist (a 422 naming the field, rather than the database's foreign-key
+ * error): its service, its source and its author, in the order of the fields, a scalar subquery each in one statement,
+ * which also confirms the bearer token on a server (EPOCH).
+ */
+export function referenceChecks(dialect: Dialect, body: Record<string, unknown>, actorId: unknown): Statement[] {
+  const named = [
     ['services', body.service_id],
     ['sources', body.source_id],
     ['users', actorId],
-  ]
-    .filter(([, id]) => id !== undefined && id !== null)
-    .map(([table, id]) => forDialect(dialect, `select "id" from "${table}" where "id" = ?`, [id]));
+  ].filter(([, id]) => id !== undefined && id !== null);
+  const each = named.map(([table], i) => `(select "id" from "${table}" where "id" = ?) as "r${i}"`);
+  const columns = [...each, ...withEpoch(dialect)];
+  return columns.length
+    ? [
+        forDialect(
+          dialect,
+          `select ${columns.join(', ')}`,
+          named.map(([, id]) => id),
+        ),
+      ]
+    : [];
+}
 
-/** The read that starts an update: it locks the row (SQLite has no row locks: its transaction holds the writer's). */
+/**
+ * The read that starts an update: it locks the row (SQLite has no row locks: its transaction holds the writer's), and
+ * confirms the bearer token on a server (EPOCH).
+ */
 export const lockById = (dialect: Dialect, id: unknown): Statement =>
-  forDialect(dialect, `${SELECT} where "id" = ?${dialect === 'sqlite' ? '' : ' for update'}`, [id]);
+  dialect === 'sqlite'
+    ? forDialect(dialect, `${SELECT} where "id" = ?`, [id])
+    : forDialect(dialect, `select ${quoted(COLUMNS)}, ${EPOCH} from "${TABLE}" where "id" = ? for update`, [id]);
 
 const plain = (sql: string): Statement => ({ sql, parameters: [] });
 

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type AbilityRule, ROUTE_ACCESS, TOKEN_ABILITY } from '../src/http/access.ts';
+import type { Role } from '../src/schema/roles.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { DIALECTS } from './helpers/database.ts';
 import { teammate } from './helpers/team.ts';
@@ -447,6 +448,56 @@ for (const dialect of DIALECTS) {
       assertProblem(await readContact(999_999_999), 401, 'unauthenticated');
       assertProblem(await readContact(made.body.data.id), 401, 'unauthenticated');
       assertProblem(await app.request('GET', '/api/v1/me', { token: tam.token }), 401, 'unauthenticated');
+    });
+
+    test('a create or an update on a token a process has used holds any change made in the database since, and writes nothing then', async () => {
+      // On a server a token kept in memory is confirmed in the write's first statement (src/http/auth.ts,
+      // confirmedWrite): a change since holds on the first write after it, and that write leaves nothing behind.
+      const db = app.database.db;
+      const vic = await teammate(app, 'agent', 'Vic Writer');
+      const create = (name: string) => app.request('POST', '/api/v1/contacts', { token: vic.token, json: { name } });
+      const made = await create('Vic Before');
+      assert.equal(made.status, 201, made.text);
+      const id = made.body.data.id;
+      const patch = (occupation: string) =>
+        app.request('PATCH', `/api/v1/contacts/${id}`, { token: vic.token, json: { occupation } });
+      assert.equal((await patch('Surveyor')).status, 200);
+      const named = async (name: string) =>
+        (await db.selectFrom('contacts').select('id').where('name', '=', name).execute()).length;
+      const occupation = async () =>
+        (await db.selectFrom('contacts').select('occupation').where('id', '=', BigInt(id)).executeTakeFirstOrThrow())
+          .occupation;
+      const vicIs = (values: { role?: Role; active?: boolean }) =>
+        db.updateTable('users').set(values).where('id', '=', BigInt(vic.id)).execute();
+
+      await vicIs({ role: 'viewer' });
+      assertProblem(await create('Vic As Viewer'), 403, 'forbidden');
+      assertProblem(await patch('Viewer'), 403, 'forbidden');
+      assert.equal(await named('Vic As Viewer'), 0, 'a viewer creates nothing');
+      assert.equal(await occupation(), 'Surveyor', 'nor changes anything');
+      await vicIs({ role: 'agent' });
+      assert.equal((await create('Vic Agent Again')).status, 201, 'an agent again: the next create is taken');
+      assert.equal((await patch('Agent again')).status, 200);
+
+      await vicIs({ active: false });
+      assertProblem(await create('Vic Deactivated'), 401, 'unauthenticated');
+      assertProblem(await patch('Deactivated'), 401, 'unauthenticated');
+      assert.equal(await named('Vic Deactivated'), 0);
+      assert.equal(await occupation(), 'Agent again');
+      await vicIs({ active: true });
+      assert.equal((await patch('Active again')).status, 200, 'active again: the next update is taken');
+
+      await db.deleteFrom('personal_access_tokens').where('user_id', '=', BigInt(vic.id)).execute();
+      assertProblem(await create('Vic Revoked'), 401, 'unauthenticated');
+      assertProblem(await patch('Revoked'), 401, 'unauthenticated');
+      // Refused before anything is looked at: a record that is not there is a 401 too, never a 404.
+      const missing = await app.request('PATCH', '/api/v1/contacts/999999999', {
+        token: vic.token,
+        json: { occupation: 'Nobody' },
+      });
+      assertProblem(missing, 401, 'unauthenticated');
+      assert.equal(await named('Vic Revoked'), 0);
+      assert.equal(await occupation(), 'Active again');
     });
 
     test('a token expiring within a week gets its owner one mail, over many scheduler runs; a later one none', async () => {

@@ -15,6 +15,7 @@ import { findUserById, fromDbBool, type UserRow } from '../accounts/store.ts';
 import { findTokenUser, type TokenAbility } from '../accounts/tokens.ts';
 import { AppError } from '../errors.ts';
 import type { Actor } from '../records/operations.ts';
+import { SignInMoved } from '../records/context.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,7 +29,7 @@ declare module 'fastify' {
     bearer?: { abilities: readonly TokenAbility[]; expiresAt: string | null };
     /**
      * The auth epoch a bearer token kept in memory was kept under, on a route that confirms it with its own statement
-     * (`confirmsToken`): until `confirmed` has settled it, the request is signed in on trust.
+     * (`confirmsToken`): until `confirmed` or `confirmedWrite` has settled it, the request is signed in on trust.
      */
     authEpoch?: string;
   }
@@ -41,8 +42,9 @@ declare module 'fastify' {
      */
     background?: boolean;
     /**
-     * Its handler reads the auth epoch in its own statement and answers through `confirmed`, so that a bearer token
-     * kept in memory costs it no read of its own (on PostgreSQL and MariaDB, a round trip).
+     * Its handler reads the auth epoch in its own statement and answers through `confirmed` (a read) or
+     * `confirmedWrite` (a create or an update), so that a bearer token kept in memory costs it no read of its own (on
+     * PostgreSQL and MariaDB, a round trip).
      */
     confirmsToken?: boolean;
   }
@@ -188,6 +190,23 @@ export async function confirmed<T>(
   return work();
 }
 
+/**
+ * A create or an update for a request that may be signed in on trust (`confirmsToken`): `work` reads the auth epoch in
+ * its transaction's first statement and goes no further unless it is the one the token was kept under (SignInMoved
+ * rolls it back). A refusal is never on trust: after any error the sign-in is read again from the database, refused if
+ * it no longer holds, and a refused write (SignInMoved, a 4xx; nothing was written) is tried once more on it.
+ */
+export async function confirmedWrite<T>(request: FastifyRequest, work: () => Promise<T>): Promise<T> {
+  if (request.authEpoch === undefined) return work();
+  try {
+    return await work();
+  } catch (error) {
+    await confirmers.get(request)!();
+    if (error instanceof SignInMoved || (error instanceof AppError && error.status < 500)) return work();
+    throw error;
+  }
+}
+
 export const authPlugin = fp(
   async (app: FastifyInstance, a: Accounts) => {
     await app.register(cookie);
@@ -222,9 +241,16 @@ export const authPlugin = fp(
       // the 401 comes once the (small, urlencoded) body is parsed. Everything else is refused before its body is read.
       if (!isPageForm(request)) throw unauthenticated();
     });
-    app.addHook('preValidation', async (request) => {
+    app.addHook('preValidation', async (request, reply) => {
       if (!request.actor && !request.routeOptions.config.public && !request.is404) throw unauthenticated();
-      checkTokenAbility(request, true);
+      try {
+        checkTokenAbility(request, true);
+      } catch (error) {
+        // A refusal is never on trust.
+        if (request.authEpoch === undefined) throw error;
+        await signInAgain(request, reply);
+        checkTokenAbility(request, true);
+      }
     });
   },
   { name: 'leadbook-auth' },

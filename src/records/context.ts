@@ -30,9 +30,27 @@ export interface Context {
   exact?: boolean;
   /**
    * The auth epoch under which the request's bearer token was kept in memory, when it was not read for this request:
-   * a read by id with counts reads the epoch in its own statement and answers it (src/http/auth.ts, confirmed).
+   * a read by id with counts reads the epoch in its own statement and answers it (src/http/auth.ts, confirmed); a
+   * create or an update reads it in its transaction's first statement and goes no further unless it is this one
+   * (confirmEpoch; src/http/auth.ts, confirmedWrite).
    */
   authEpoch?: string;
+}
+
+/**
+ * A write on trust met another auth epoch than its token was kept under: a token was revoked, a user deactivated or a
+ * role changed since. Thrown inside the write's transaction, which rolls back; the sign-in is then read again.
+ */
+export class SignInMoved extends Error {
+  constructor() {
+    super('the sign-in changed since the access token was kept in memory');
+    this.name = 'SignInMoved';
+  }
+}
+
+/** Throws SignInMoved when a write on trust read another auth epoch than its token was kept under. */
+export function confirmEpoch(ctx: Context, read: string | undefined): void {
+  if (ctx.authEpoch !== undefined && read !== ctx.authEpoch) throw new SignInMoved();
 }
 
 /**

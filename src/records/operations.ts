@@ -10,7 +10,7 @@ import { encodeCursor, parseListQuery, type ReadScope } from '../derive/list-que
 import { countsOf, type Field, type Resource } from '../schema/resource.ts';
 import { MAX_ID } from '../schema/kinds.ts';
 import { type Ability, allows, atLeast } from '../schema/roles.ts';
-import type { Actor, Context, RowContext } from './context.ts';
+import { type Actor, type Context, confirmEpoch, type RowContext } from './context.ts';
 import { etagOf, ifMatchHolds } from './etag.ts';
 import { changeBefore, entryOf, logChange, logCreated, logMoved, timeline } from './change-log.ts';
 import { noticeAssignments } from './notifications.ts';
@@ -21,11 +21,12 @@ import {
   moveReferences,
   countRows,
   deleteRow,
-  recordExists,
+  recordsExist,
   insertRow,
   insertRows,
   type Row,
   selectById,
+  selectByIdWithEpoch,
   selectByIds,
   selectWithCounts,
   selectReferencing,
@@ -95,35 +96,48 @@ export function authorizePick(ctx: Context, resource: Resource): Actor {
   return authorize(ctx, resource);
 }
 
-/** Each reference in `values` that names no record (or work assigned to a deactivated user), as field errors. */
-async function missingReferences(trx: Executor, resource: Resource, values: Row): Promise<FieldErrors | null> {
-  const errors: FieldErrors = {};
-  for (const field of resource.fields) {
+/**
+ * Each reference in `values` that names no record (or work assigned to a deactivated user), as field errors. With
+ * `ctx`, its auth epoch is confirmed by the same statement (confirmEpoch) before anything else is read.
+ */
+async function missingReferences(
+  trx: Executor,
+  resource: Resource,
+  values: Row,
+  ctx?: Context,
+): Promise<FieldErrors | null> {
+  const named = resource.fields.flatMap((field) => {
     const value = values[field.name];
-    if (field.listTarget && Array.isArray(value)) {
-      const target = field.listTarget;
-      const missing = [];
-      for (const id of value) if (!(await recordExists(trx, target, BigInt(id as number)))) missing.push(id);
-      if (missing.length)
-        errors[field.name] = [`names no ${target.singular}: there is no ${target.singular} #${missing.join(', #')}`];
-      continue;
-    }
-    if (!field.target || value === null || value === undefined) continue;
-    const id = BigInt(value as number | bigint);
-    // Work goes to someone who can still sign in: an assignee must not be a deactivated account.
-    const found = field.assignee && field.target.field('active') ? await selectById(trx, field.target, id) : undefined;
+    const target =
+      field.listTarget && Array.isArray(value) ? field.listTarget : value == null ? undefined : field.target;
+    if (!target) return [];
+    const ids = (Array.isArray(value) ? value : [value]).map((id) => BigInt(id as number));
+    // Work goes to someone who can still sign in: an assignee is read whole, to see that the account is active.
+    return [{ field, target, ids, whole: Boolean(field.assignee && target.field('active')) }];
+  });
+  // The others are only looked for, all in one statement.
+  const { found: exist, authEpoch } = await recordsExist(
+    trx,
+    named.filter((n) => !n.whole).flatMap((n) => n.ids.map((id) => ({ resource: n.target, id }))),
+    { authEpoch: ctx?.authEpoch !== undefined },
+  );
+  if (ctx) confirmEpoch(ctx, authEpoch);
+  const errors: FieldErrors = {};
+  let next = 0;
+  for (const { field, target, ids, whole } of named) {
+    const found = whole ? await selectById(trx, target, ids[0]!) : undefined;
     if (found?.active === false)
-      errors[field.name] = [`names a deactivated ${field.target.singular}: assign someone who can sign in`];
-    else if (!found && !(await recordExists(trx, field.target, id)))
-      errors[field.name] = [
-        `names no ${field.target.singular}: there is no ${field.target.singular} #${String(value)}`,
-      ];
+      errors[field.name] = [`names a deactivated ${target.singular}: assign someone who can sign in`];
+    const missing = whole ? (found ? [] : ids) : ids.filter(() => !exist[next++]);
+    if (missing.length)
+      errors[field.name] = [`names no ${target.singular}: there is no ${target.singular} #${missing.join(', #')}`];
   }
   return Object.keys(errors).length ? errors : null;
 }
 
-export async function checkReferences(trx: Executor, resource: Resource, values: Row): Promise<void> {
-  const errors = await missingReferences(trx, resource, values);
+/** Refuses `values` naming no record (missingReferences); a create on trust confirms its sign-in here (`ctx`). */
+export async function checkReferences(trx: Executor, resource: Resource, values: Row, ctx?: Context): Promise<void> {
+  const errors = await missingReferences(trx, resource, values, ctx);
   if (errors) throw new AppError(422, 'validation_failed', 'The request has invalid fields.', errors);
 }
 
@@ -474,7 +488,7 @@ export async function createRecord(
   const hooks = rulesOf(resource);
   const { record, counts, after } = await uniqueAsFieldError(ctx, resource, values, () =>
     groupedTransaction(ctx.database, async (trx) => {
-      await checkReferences(trx, resource, values);
+      await checkReferences(trx, resource, values, ctx);
       await hooks.beforeCreate?.(trx, ctx, values);
       const id = await insertPrepared(trx, ctx, resource, values);
       await noticeAssignments(trx, ctx, resource, [{ id, before: null, values }]);
@@ -600,7 +614,9 @@ async function writeUpdate(
   const { record, counts, changeId } = await uniqueAsFieldError(ctx, resource, input, () =>
     // Updates that arrive together share a transaction on SQLite, as creates do (src/db/group-commit.ts).
     groupedTransaction(ctx.database, async (trx) => {
-      const before = await selectById(trx, resource, id, true);
+      const read = await selectByIdWithEpoch(trx, resource, id, true, ctx.authEpoch !== undefined);
+      if (read) confirmEpoch(ctx, read.authEpoch);
+      const before = read?.record;
       if (!before || !visibleTo(actor, resource, before)) throw notFound();
       authorize(ctx, resource, 'update', before);
       if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etagOf(before))) throw preconditionFailed();

@@ -348,24 +348,42 @@ export async function selectCountedRows(
 }
 
 export async function selectById(db: Executor, resource: Resource, id: bigint, lock = false): Promise<Row | undefined> {
+  return (await selectByIdWithEpoch(db, resource, id, lock, false))?.record;
+}
+
+/**
+ * A record by id (locked for the caller's write when `lock`), with the auth epoch when `authEpoch`, read by the same
+ * statement (src/http/auth.ts, confirmedWrite: an update on trust confirms its token in the read that starts it).
+ */
+export async function selectByIdWithEpoch(
+  db: Executor,
+  resource: Resource,
+  id: bigint,
+  lock: boolean,
+  authEpoch: boolean,
+): Promise<{ record: Row; authEpoch?: string } | undefined> {
   const pk = resource.primaryKey;
   const [row] = await runPrepared(
     db,
     resource,
-    lock ? 'by id, locked' : 'by id',
+    `by id${lock ? ', locked' : ''}${authEpoch ? ', with the auth epoch' : ''}`,
     () =>
       asRecordTables(db)
         .selectFrom(resource.table)
         .select(columns(resource))
+        .$if(authEpoch, (q) => q.select(epochColumn))
         .where(pk.name, '=', param(pk, id))
         .$if(lock, (q) => q.forUpdate()),
     [param(pk, id)],
   );
-  return row && rowToRecord(resource, row);
+  return row && { record: rowToRecord(resource, row), authEpoch: epochOf(row, authEpoch) };
 }
 
-/** The column a read by id answers the auth epoch in, when asked (see selectWithCounts). */
+/** The column a read answers the auth epoch in, when asked (see selectWithCounts). */
 const AUTH_EPOCH = 'lb_auth_epoch';
+const epochColumn = sql<string>`(select n from ${sql.table('auth_epoch')} where id = 1)`.as(AUTH_EPOCH);
+const epochOf = (row: Record<string, unknown>, asked: boolean | undefined) =>
+  asked ? String(row[AUTH_EPOCH]) : undefined;
 
 /**
  * A record by id with the counts of the records that name it (a contact's `inquiries_count`), in one statement: the
@@ -397,9 +415,7 @@ export async function selectWithCounts(
               .as(field.countAs!),
           ),
         )
-        .$if(options.authEpoch === true, (q) =>
-          q.select(sql<string>`(select n from ${sql.table('auth_epoch')} where id = 1)`.as(AUTH_EPOCH)),
-        )
+        .$if(options.authEpoch === true, (q) => q.select(epochColumn))
         .where(pk.name, '=', param(pk, id)),
     [param(pk, id)],
   );
@@ -408,7 +424,7 @@ export async function selectWithCounts(
   return {
     record: rowToRecord(resource, row),
     counts: Object.fromEntries(counted) as Row,
-    authEpoch: options.authEpoch ? String(row[AUTH_EPOCH]) : undefined,
+    authEpoch: epochOf(row, options.authEpoch),
   };
 }
 
@@ -526,6 +542,42 @@ export async function deleteRow(db: Executor, resource: Resource, id: bigint): P
     .where(pk.name, '=', param(pk, id))
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
+}
+
+/** Scalar subqueries one statement holds at most (SQLite answers at most 2,000 columns). */
+const EXISTS_PER_STATEMENT = 500;
+
+/**
+ * Whether each of `records` exists, a scalar subquery each in one statement: a write's references are checked in one
+ * round trip, not one each. `authEpoch`: with the auth epoch too, read by the same statement (see selectByIdWithEpoch).
+ */
+export async function recordsExist(
+  db: Executor,
+  records: readonly { resource: Resource; id: bigint }[],
+  options: { authEpoch?: boolean } = {},
+): Promise<{ found: boolean[]; authEpoch?: string }> {
+  const statements: (typeof records)[] = [];
+  for (let start = 0; start < records.length; start += EXISTS_PER_STATEMENT)
+    statements.push(records.slice(start, start + EXISTS_PER_STATEMENT));
+  // Nothing to look for: the epoch alone.
+  if (statements.length === 0 && options.authEpoch) statements.push([]);
+  const found: boolean[] = [];
+  let authEpoch: string | undefined;
+  for (const [n, some] of statements.entries()) {
+    const withEpoch = n === 0 && options.authEpoch === true;
+    const row = await asRecordTables(db)
+      .selectNoFrom((eb) => [
+        ...some.map(({ resource, id }, i) => {
+          const pk = resource.primaryKey;
+          return eb.selectFrom(resource.table).select(pk.name).where(pk.name, '=', param(pk, id)).as(`r${i}`);
+        }),
+        ...(withEpoch ? [epochColumn] : []),
+      ])
+      .executeTakeFirstOrThrow();
+    if (withEpoch) authEpoch = epochOf(row, true);
+    for (let i = 0; i < some.length; i++) found.push(row[`r${i}`] !== null && row[`r${i}`] !== undefined);
+  }
+  return { found, authEpoch };
 }
 
 export async function recordExists(db: Executor, resource: Resource, id: bigint): Promise<boolean> {

@@ -14,7 +14,7 @@ import {
   withCounts,
 } from '../../records/operations.ts';
 import { annotationsOf, type Resource } from '../../schema/resource.ts';
-import { confirmed } from '../auth.ts';
+import { confirmed, confirmedWrite } from '../auth.ts';
 import { contextOf } from '../context.ts';
 import { problem } from '../openapi.ts';
 
@@ -52,10 +52,11 @@ export function recordRoutes(database: Database, resource: Resource) {
   });
   /** A write over a record that answers it as it is now, with its ETag: a patch, an undo. */
   const rewrite = (write: typeof updateRecord) => async (request: IdRequest, reply: FastifyReply) => {
-    const ctx = contextOf(database, request);
-    const { record, etag, counts } = await write(ctx, resource, request.params.id, request.body, ifMatchOf(request));
+    const { record, etag, counts } = await confirmedWrite(request, () =>
+      write(contextOf(database, request), resource, request.params.id, request.body, ifMatchOf(request)),
+    );
     withEtag(reply, etag);
-    return { data: await withCounts(ctx, resource, record, counts) };
+    return { data: await withCounts(contextOf(database, request), resource, record, counts) };
   };
 
   return async function plugin(app: FastifyInstance) {
@@ -145,6 +146,7 @@ export function recordRoutes(database: Database, resource: Resource) {
     app.post(
       '',
       {
+        config: { confirmsToken: true },
         schema: {
           tags,
           summary: `Create a ${resource.singular}`,
@@ -160,16 +162,19 @@ export function recordRoutes(database: Database, resource: Resource) {
         },
       },
       async (request, reply) => {
-        const ctx = contextOf(database, request);
-        const { record, etag, reveal, counts } = await createRecord(ctx, resource, request.body);
+        const { record, etag, reveal, counts } = await confirmedWrite(request, () =>
+          createRecord(contextOf(database, request), resource, request.body),
+        );
         withEtag(reply, etag).header('Location', location(record[resource.primaryKey.name]));
-        return reply.code(201).send({ data: await withCounts(ctx, resource, record, counts), ...reveal });
+        const data = await withCounts(contextOf(database, request), resource, record, counts);
+        return reply.code(201).send({ data, ...reveal });
       },
     );
 
     app.patch(
       '/:id',
       {
+        config: { confirmsToken: true },
         schema: {
           tags,
           summary: `Change some fields of a ${resource.singular}`,
