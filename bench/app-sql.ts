@@ -137,7 +137,7 @@ export async function appStatements(
   const ctx = { database, actor: { id: 1n, role: 'admin' as const } };
   try {
     // A bearer token kept in memory: on a server the route confirms it in the read itself, or in the first statement
-    // of the write (src/http/auth.ts, confirmed and confirmedWrite).
+    // of the write (src/http/auth.ts, confirmed).
     const trusted = { ...ctx, authEpoch: dialect === 'sqlite' ? undefined : String(STAND_IN_EPOCH) };
     if (scenario === 'get') await getRecord(trusted, contact, String(params.sampleId), 'read', { withCounts: true });
     else if (scenario === 'create') await createRecord(trusted, contact, createBody(1));

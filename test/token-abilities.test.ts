@@ -452,7 +452,7 @@ for (const dialect of DIALECTS) {
 
     test('a create or an update on a token a process has used holds any change made in the database since, and writes nothing then', async () => {
       // On a server a token kept in memory is confirmed in the write's first statement (src/http/auth.ts,
-      // confirmedWrite): a change since holds on the first write after it, and that write leaves nothing behind.
+      // confirmed): a change since holds on the first write after it, and that write leaves nothing behind.
       const db = app.database.db;
       const vic = await teammate(app, 'agent', 'Vic Writer');
       const create = (name: string) => app.request('POST', '/api/v1/contacts', { token: vic.token, json: { name } });

@@ -29,7 +29,7 @@ declare module 'fastify' {
     bearer?: { abilities: readonly TokenAbility[]; expiresAt: string | null };
     /**
      * The auth epoch a bearer token kept in memory was kept under, on a route that confirms it with its own statement
-     * (`confirmsToken`): until `confirmed` or `confirmedWrite` has settled it, the request is signed in on trust.
+     * (`confirmsToken`): until `confirmed` has settled it, the request is signed in on trust.
      */
     authEpoch?: string;
   }
@@ -42,9 +42,8 @@ declare module 'fastify' {
      */
     background?: boolean;
     /**
-     * Its handler reads the auth epoch in its own statement and answers through `confirmed` (a read) or
-     * `confirmedWrite` (a create or an update), so that a bearer token kept in memory costs it no read of its own (on
-     * PostgreSQL and MariaDB, a round trip).
+     * Its handler reads the auth epoch in its own statement and answers through `confirmed`, so that a bearer token
+     * kept in memory costs it no read of its own (on PostgreSQL and MariaDB, a round trip).
      */
     confirmsToken?: boolean;
   }
@@ -172,31 +171,14 @@ function checkTokenAbility(request: FastifyRequest, bodyRead: boolean): void {
 const confirmers = new WeakMap<FastifyRequest, () => Promise<void>>();
 
 /**
- * The answer of `work` for a request that may be signed in on trust (`confirmsToken`): it stands when `work` read
- * the epoch the token was kept under (`epochOf` its answer). Otherwise (another epoch, or no answer: a 404, a 403)
- * the sign-in is read again from the database, refused if it no longer holds, and `work` runs again. A revoked token,
- * a deactivated user or a changed role thus holds on this request as on any other.
+ * The answer of `work` for a request that may be signed in on trust (`confirmsToken`): `work` reads the auth epoch in
+ * a statement it sends anyway (a write, in its transaction's first) and goes no further unless it is the one the token
+ * was kept under (confirmEpoch: SignInMoved, which rolls a write back). A refusal is never on trust: after any error
+ * the sign-in is read again from the database, refused if it no longer holds, and `work`, refused (SignInMoved, a 4xx;
+ * nothing was written), runs once more on it. A revoked token, a deactivated user or a changed role thus holds on this
+ * request as on any other.
  */
-export async function confirmed<T>(
-  request: FastifyRequest,
-  work: () => Promise<T>,
-  epochOf: (answer: T) => string | undefined,
-): Promise<T> {
-  const trusted = request.authEpoch;
-  if (trusted === undefined) return work();
-  const answer = await work().catch(() => undefined);
-  if (answer !== undefined && epochOf(answer) === trusted) return answer;
-  await confirmers.get(request)!();
-  return work();
-}
-
-/**
- * A create or an update for a request that may be signed in on trust (`confirmsToken`): `work` reads the auth epoch in
- * its transaction's first statement and goes no further unless it is the one the token was kept under (SignInMoved
- * rolls it back). A refusal is never on trust: after any error the sign-in is read again from the database, refused if
- * it no longer holds, and a refused write (SignInMoved, a 4xx; nothing was written) is tried once more on it.
- */
-export async function confirmedWrite<T>(request: FastifyRequest, work: () => Promise<T>): Promise<T> {
+export async function confirmed<T>(request: FastifyRequest, work: () => Promise<T>): Promise<T> {
   if (request.authEpoch === undefined) return work();
   try {
     return await work();

@@ -30,9 +30,8 @@ export interface Context {
   exact?: boolean;
   /**
    * The auth epoch under which the request's bearer token was kept in memory, when it was not read for this request:
-   * a read by id with counts reads the epoch in its own statement and answers it (src/http/auth.ts, confirmed); a
-   * create or an update reads it in its transaction's first statement and goes no further unless it is this one
-   * (confirmEpoch; src/http/auth.ts, confirmedWrite).
+   * a read by id with counts reads the epoch in its own statement, a create or an update in its transaction's first,
+   * and goes no further unless it is this one (confirmEpoch; src/http/auth.ts, confirmed).
    */
   authEpoch?: string;
 }

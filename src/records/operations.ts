@@ -380,7 +380,7 @@ export async function getRecord(
   rawId: string,
   ability: Ability = 'read',
   options: { withCounts?: boolean } = {},
-): Promise<RecordResult & { counts?: Row; authEpoch?: string }> {
+): Promise<RecordResult & { counts?: Row }> {
   const actor = authorize(ctx, resource);
   const { db } = ctx.database;
   const id = parseId(rawId);
@@ -389,9 +389,10 @@ export async function getRecord(
     : await selectById(db, resource, id).then(
         (record) => record && { record, counts: undefined, authEpoch: undefined },
       );
+  if (found) confirmEpoch(ctx, found.authEpoch);
   if (!found || !visibleTo(actor, resource, found.record)) throw notFound();
   if (ability !== 'read') authorize(ctx, resource, ability, found.record);
-  return { record: found.record, etag: etagOf(found.record), counts: found.counts, authEpoch: found.authEpoch };
+  return { record: found.record, etag: etagOf(found.record), counts: found.counts };
 }
 
 /**

@@ -353,7 +353,7 @@ export async function selectById(db: Executor, resource: Resource, id: bigint, l
 
 /**
  * A record by id (locked for the caller's write when `lock`), with the auth epoch when `authEpoch`, read by the same
- * statement (src/http/auth.ts, confirmedWrite: an update on trust confirms its token in the read that starts it).
+ * statement (src/http/auth.ts, confirmed: an update on trust confirms its token in the read that starts it).
  */
 export async function selectByIdWithEpoch(
   db: Executor,

@@ -14,7 +14,7 @@ import {
   withCounts,
 } from '../../records/operations.ts';
 import { annotationsOf, type Resource } from '../../schema/resource.ts';
-import { confirmed, confirmedWrite } from '../auth.ts';
+import { confirmed } from '../auth.ts';
 import { contextOf } from '../context.ts';
 import { problem } from '../openapi.ts';
 
@@ -52,7 +52,7 @@ export function recordRoutes(database: Database, resource: Resource) {
   });
   /** A write over a record that answers it as it is now, with its ETag: a patch, an undo. */
   const rewrite = (write: typeof updateRecord) => async (request: IdRequest, reply: FastifyReply) => {
-    const { record, etag, counts } = await confirmedWrite(request, () =>
+    const { record, etag, counts } = await confirmed(request, () =>
       write(contextOf(database, request), resource, request.params.id, request.body, ifMatchOf(request)),
     );
     withEtag(reply, etag);
@@ -104,10 +104,8 @@ export function recordRoutes(database: Database, resource: Resource) {
         },
       },
       async (request: IdRequest, reply) => {
-        const { record, etag, counts } = await confirmed(
-          request,
-          () => getRecord(contextOf(database, request), resource, request.params.id, 'read', { withCounts: true }),
-          (read) => read.authEpoch,
+        const { record, etag, counts } = await confirmed(request, () =>
+          getRecord(contextOf(database, request), resource, request.params.id, 'read', { withCounts: true }),
         );
         withEtag(reply, etag);
         if (
@@ -162,7 +160,7 @@ export function recordRoutes(database: Database, resource: Resource) {
         },
       },
       async (request, reply) => {
-        const { record, etag, reveal, counts } = await confirmedWrite(request, () =>
+        const { record, etag, reveal, counts } = await confirmed(request, () =>
           createRecord(contextOf(database, request), resource, request.body),
         );
         withEtag(reply, etag).header('Location', location(record[resource.primaryKey.name]));
