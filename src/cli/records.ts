@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import qs from 'qs';
-import type { Database } from '../db/connection.ts';
+import { type Database, forBulkLoad } from '../db/connection.ts';
 import { exportCsv } from '../records/csv.ts';
 import { importCsv } from '../records/import.ts';
 import { rollbackImport } from '../records/imports.ts';
@@ -53,6 +53,7 @@ export async function importCommand(resourceName: string, file: string, opts: Im
   const size = fs.statSync(file).size;
   await withDatabase(async (database) => {
     const ctx = await adminContext(database, opts.as);
+    await forBulkLoad(database);
     const MIB = 1024 * 1024;
     const verb = opts.dryRun ? 'checking' : 'importing';
     const bar = progress(`${verb} ${resource.name}`, Math.ceil(size / MIB), 'MiB');
