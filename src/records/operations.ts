@@ -384,11 +384,10 @@ export async function getRecord(
   const actor = authorize(ctx, resource);
   const { db } = ctx.database;
   const id = parseId(rawId);
-  const found = options.withCounts
-    ? await selectWithCounts(db, resource, id, { authEpoch: ctx.authEpoch !== undefined })
-    : await selectById(db, resource, id).then(
-        (record) => record && { record, counts: undefined, authEpoch: undefined },
-      );
+  const authEpoch = ctx.authEpoch !== undefined;
+  const found: { record: Row; counts?: Row; authEpoch?: string } | undefined = options.withCounts
+    ? await selectWithCounts(db, resource, id, { authEpoch })
+    : await selectByIdWithEpoch(db, resource, id, false, authEpoch);
   if (found) confirmEpoch(ctx, found.authEpoch);
   if (!found || !visibleTo(actor, resource, found.record)) throw notFound();
   if (ability !== 'read') authorize(ctx, resource, ability, found.record);
