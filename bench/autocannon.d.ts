@@ -16,6 +16,8 @@ declare module 'autocannon' {
     duration?: number;
     /** Requests to send in all, instead of a duration. */
     amount?: number;
+    /** Milliseconds between its counts of requests answered, at each of which it also checks whether it is done. */
+    sampleInt?: number;
     timeout?: number;
     requests?: Request[];
   }

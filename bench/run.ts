@@ -620,7 +620,7 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
           report.csv.importedRows = await countContacts(target);
           log(`${dialect}: imported ${fmt.int(report.csv.importedRows)} contacts in ${fmt.s(imported.seconds)}`);
           if (dialect === 'sqlite') {
-            const floorBulk = floorBulkInsert(targetFile, floorFile);
+            const floorBulk = floorBulkInsert(targetFile, floorFile, argv.quick);
             report.csv.floorImportSeconds = floorBulk.seconds;
             report.csv.floorImportHow = floorBulk.how;
             log(
