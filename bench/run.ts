@@ -422,7 +422,9 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
 
     // 5. Warm-up, then each scenario: throughput at 10 connections, service time at 1.
     // Every path once (reads, writes, sign-ins), so that what memory grows by later is not first use.
-    const warm = Math.max(0.5, Math.min(3, duration / 3));
+    // At least 1 s a path: what autocannon took for any shorter time before it checked every 0.1 s (bench/load.ts),
+    // so that "after warm-up" stays comparable with earlier runs.
+    const warm = Math.max(1, Math.min(3, duration / 3));
     for (const s of ['get', 'page1', 'search1', 'filter-eq', 'sort-name', 'create', 'patch'] as const) {
       await load.run(jobFor(s, 'app', app, token, params, 10, warm));
       await load.run(jobFor(s, 'floor', floor, token, params, 10, warm));
