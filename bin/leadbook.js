@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=50 --no-maglev
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=50
 // The command-line entry: runs the compiled app (dist/, built by tsc from src/).
 // In a checkout, dist/ is (re)built first when it is missing or older than a
 // source file, so that a fresh clone needs no build step of its own:
@@ -12,12 +12,8 @@
 // grown by half of what the last one left live, not by up to three times that.
 // Under load on MariaDB and PostgreSQL the app's RSS rose to 260-300 MB, and
 // stays at 160-170 MB with it.
-// --no-maglev: V8's middle compiler tier compiles on background threads while
-// the server starts, and what their memory allocator keeps made an idle
-// server's RSS vary from 132 to 149 MB; without it 112-128 MB, with the same
-// requests per second (TurboFan still optimizes what runs hot).
-// Started another way, give node the same flags (NODE_OPTIONS takes only the
-// first).
+// Started another way, give node the same flags (NODE_OPTIONS takes the first
+// but not the second).
 import { ensureBuild } from '../scripts/ensure-build.js';
 
 // better-sqlite3 13 crashes the process on Node 20 (a segfault, no message): say so instead.

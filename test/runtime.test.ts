@@ -84,7 +84,7 @@ describe('runtime', () => {
     }
   });
 
-  test('the leadbook command (its shebang) and npm start run Node with the same flags: a small young generation, an old space collected when it grows by half, no Maglev', async () => {
+  test('the leadbook command (its shebang) and npm start run Node with the same flags: a small young generation, an old space collected when it grows by half', async () => {
     const bin = path.join(ROOT, 'bin/leadbook.js');
     const shebang = fs.readFileSync(bin, 'utf8').split('\n')[0]!;
     assert.match(shebang, /^#!\/usr\/bin\/env -S node /);
@@ -93,7 +93,6 @@ describe('runtime', () => {
     assert.deepEqual(flagsOf(shebang), flagsOf(start.replace(/ serve$/, '')));
     assert.ok(flagsOf(start).includes('--max-semi-space-size=4'), start);
     assert.ok(flagsOf(start).includes('--heap-growing-percent=50'), start);
-    assert.ok(flagsOf(start).includes('--no-maglev'), start);
     // Run as a program, the shebang's flags reach the Node that runs it (env -S splits them).
     const pathWithNode = `${path.dirname(process.execPath)}:${process.env.PATH}`;
     const result = await run(bin, ['--version'], { cwd: ROOT, env: { ...process.env, PATH: pathWithNode } });
