@@ -67,7 +67,7 @@ const USAGE = `npm run bench -- [options]
   --db sqlite|postgres|mysql|both|all
                               databases to measure (default all: SQLite, PostgreSQL and MariaDB; both: the first two)
   --rows N                    contacts to seed (default 1,000,000; --quick: 100,000); inquiries: a tenth of that
-  --quick                     100,000 contacts (no inquiries) and short measurements (about 5 minutes a database)
+  --quick                     100,000 contacts (no inquiries) and short measurements (about 2.5 minutes a database)
   --duration S                seconds per measurement (default 10; --quick: 1)
   --only a,b                  only these scenarios (${SCENARIOS.join(', ')}),
                               and of the other measurements only those named: csv, workers
