@@ -3,8 +3,8 @@
 // In a checkout, dist/ is (re)built first when it is missing or older than a
 // source file, so that a fresh clone needs no build step of its own:
 // `npm install && npm start` is the whole set-up.
-// The flags (here and in package.json's start), each at no measurable cost in
-// requests per second (bench/README.md):
+// The flags (here and in package.json's start), each at no cost in requests per
+// second that the bench could tell from its noise (bench/README.md):
 // --max-semi-space-size=4: on a machine with much memory V8 lets its young
 // generation grow to 64 MB, and keeps it. 4 MB semi-spaces took 50 MB off an
 // idle server.
