@@ -68,7 +68,7 @@ function run(job: LoadJob): Promise<LoadResult> {
   };
   const latencies: number[] = [];
   // autocannon notices that its time is up, or that `amount` requests were answered, only when it next counts the
-  // requests of the last interval (`sampleInt`, 1 s unless told): counted every 0.1 s, a warm-up of 0.5 s takes
+  // requests of the last interval (`sampleInt`, 1 s unless told): counted every 0.1 s, a run asked for 0.5 s takes
   // 0.5 s, not 1. With `amount`, the time is taken here, from the start to the last answer.
   const began = performance.now();
   let lastAnswer = began;
