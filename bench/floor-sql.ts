@@ -159,12 +159,16 @@ const NAME_ORDER: Record<Dialect, string> = {
   mysql: '"name_sort" asc, "id" asc',
 };
 
-/** A list scenario: the count (absent for a cursor page) and the page, which the app runs concurrently. */
+/**
+ * A list scenario: the count (absent for a cursor page) and the page, which the app runs concurrently. On PostgreSQL a
+ * search's count runs in a transaction of its own with sequential scans priced out (`seqscanOff`: src/records/
+ * repository.ts, readingMatches).
+ */
 export function listStatements(
   dialect: Dialect,
   scenario: ReadScenario,
   a: ReadArgs,
-): { count?: Statement; page: Statement } {
+): { count?: Statement; page: Statement; seqscanOff?: boolean } {
   const [condition, params] = where(dialect, scenario, a);
   if (scenario === 'deep-cursor') {
     return {
@@ -192,8 +196,11 @@ export function listStatements(
     PER_PAGE,
     a.offset ?? 0,
   ]);
-  return { count, page };
+  return { count, page, seqscanOff: searched && dialect === 'postgres' };
 }
+
+/** How the app prices sequential scans out of a read of every match of a search, on PostgreSQL. */
+export const SEQSCAN_OFF: Statement = { sql: 'set local enable_seqscan to off', parameters: [] };
 
 export const getById = (dialect: Dialect, id: unknown): Statement =>
   forDialect(dialect, `${COUNTED} where "id" = ?`, [id]);
@@ -349,8 +356,9 @@ export function floorScript(
       ]);
     }
     default: {
-      const { count, page } = listStatements(dialect, scenario, a);
-      return count ? [count, page] : [page];
+      const { count, page, seqscanOff } = listStatements(dialect, scenario, a);
+      if (!count) return [page];
+      return seqscanOff ? [begin(dialect), SEQSCAN_OFF, count, commit, page] : [count, page];
     }
   }
 }

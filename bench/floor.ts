@@ -22,6 +22,7 @@ import {
   routeGetById,
   insertContact,
   listStatements,
+  SEQSCAN_OFF,
   lockById,
   referenceChecks,
   logEntry,
@@ -207,8 +208,16 @@ app.get<{ Params: { scenario: string }; Querystring: Record<string, string> }>(
       gte: q.gte,
       lt: q.lt,
     };
-    const { count, page } = listStatements(dialect, scenario, args);
-    const [counted, rows] = await Promise.all([count ? store.all(count) : Promise.resolve(undefined), store.all(page)]);
+    const { count, page, seqscanOff } = listStatements(dialect, scenario, args);
+    const counting = !count
+      ? undefined
+      : seqscanOff
+        ? store.transaction(async (all) => {
+            await all(SEQSCAN_OFF);
+            return all(count);
+          })
+        : store.all(count);
+    const [counted, rows] = await Promise.all([counting, store.all(page)]);
     // The count is the one column of the one row, whatever the statement calls it.
     const total = counted ? Number(Object.values(counted[0] ?? {})[0] ?? 0) : undefined;
     return json(reply, 200, { data: rows.slice(0, 25), meta: { total } });
