@@ -243,7 +243,10 @@ export interface Report {
     exportRows?: number;
     importSeconds?: number;
     importedRows?: number;
-    /** SQLite: the same rows, or the first of them, inserted by bare better-sqlite3 into the same schema (bench/floor-bulk.ts). */
+    /**
+     * SQLite: the same rows (--quick: the first of them) inserted by bare better-sqlite3 into the same schema
+     * (bench/floor-bulk.ts).
+     */
     floorImportSeconds?: number;
     floorImportRows?: number;
     /** In one transaction, or in several (the faster: bench/floor-bulk.ts). */

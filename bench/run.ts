@@ -91,10 +91,11 @@ const USAGE = `npm run bench -- [options]
                               databases to measure (default all: SQLite, PostgreSQL and MariaDB; both: the first two)
   --rows N                    contacts to seed (default 1,000,000; --quick: 100,000); inquiries: a tenth of that
   --quick                     100,000 contacts (no inquiries), short measurements, and only what the targets need:
-                              ${QUICK.join(', ')} (about 1.7 minutes a database)
+                              ${QUICK.join(', ')} (about 2 minutes a database)
   --duration S                seconds per measurement (default 10; --quick: 1)
   --only a,b                  only these scenarios (${SCENARIOS.join(', ')}),
                               and of the other measurements only those named: ${Object.keys(EXTRAS).join(', ')}
+                              (upsert updates what csv imported)
 Writes bench/RESULTS.md. PostgreSQL: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres);
 MariaDB: BENCH_MYSQL_URL (default mysql://root@127.0.0.1:3306/test).`;
 
@@ -457,8 +458,8 @@ async function benchDatabase(dialect: Dialect): Promise<Report> {
 
     // 5. Warm-up, then each scenario: throughput at 10 connections, service time at 1.
     // Every path measured once (reads, writes, sign-ins), so that what memory grows by later is not first use; get by
-    // id always, which the sign-in storm reads. At least 1 s a path: what autocannon took for any shorter time before it checked every 0.1 s (bench/load.ts),
-    // so that "after warm-up" stays comparable with earlier runs.
+    // id always, which the sign-in storm reads. At least 1 s a path: what autocannon took for any shorter time before
+    // it checked every 0.1 s (bench/load.ts), so that "after warm-up" stays comparable with earlier runs.
     const warm = Math.max(1, Math.min(3, duration / 3));
     const warmed = (['get', 'page1', 'search1', 'filter-eq', 'sort-name', 'create', 'patch'] as const).filter(
       (s) => s === 'get' || wanted(s),
