@@ -161,14 +161,14 @@ const NAME_ORDER: Record<Dialect, string> = {
 
 /**
  * A list scenario: the count (absent for a cursor page) and the page, which the app runs concurrently. On PostgreSQL a
- * search's count runs in a transaction of its own with sequential scans priced out (`seqscanOff`: src/records/
+ * search's count runs in a transaction of its own with sequential scans priced out (`searching`: src/records/
  * repository.ts, readingMatches).
  */
 export function listStatements(
   dialect: Dialect,
   scenario: ReadScenario,
   a: ReadArgs,
-): { count?: Statement; page: Statement; seqscanOff?: boolean } {
+): { count?: Statement; page: Statement; searching?: boolean } {
   const [condition, params] = where(dialect, scenario, a);
   if (scenario === 'deep-cursor') {
     return {
@@ -196,11 +196,14 @@ export function listStatements(
     PER_PAGE,
     a.offset ?? 0,
   ]);
-  return { count, page, seqscanOff: searched && dialect === 'postgres' };
+  return { count, page, searching: searched && dialect === 'postgres' };
 }
 
-/** How the app prices sequential scans out of a read of every match of a search, on PostgreSQL. */
-export const SEQSCAN_OFF: Statement = { sql: 'set local enable_seqscan to off', parameters: [] };
+/** How the app prices sequential scans out of a read of every match of a search, on PostgreSQL, with room for it. */
+export const SEARCHING: Statement = {
+  sql: "select set_config('enable_seqscan', 'off', true), set_config('work_mem', '32MB', true)",
+  parameters: [],
+};
 
 export const getById = (dialect: Dialect, id: unknown): Statement =>
   forDialect(dialect, `${COUNTED} where "id" = ?`, [id]);
@@ -356,9 +359,9 @@ export function floorScript(
       ]);
     }
     default: {
-      const { count, page, seqscanOff } = listStatements(dialect, scenario, a);
+      const { count, page, searching } = listStatements(dialect, scenario, a);
       if (!count) return [page];
-      return seqscanOff ? [begin(dialect), SEQSCAN_OFF, count, commit, page] : [count, page];
+      return searching ? [begin(dialect), SEARCHING, count, commit, page] : [count, page];
     }
   }
 }

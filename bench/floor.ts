@@ -22,7 +22,7 @@ import {
   routeGetById,
   insertContact,
   listStatements,
-  SEQSCAN_OFF,
+  SEARCHING,
   lockById,
   referenceChecks,
   logEntry,
@@ -208,12 +208,12 @@ app.get<{ Params: { scenario: string }; Querystring: Record<string, string> }>(
       gte: q.gte,
       lt: q.lt,
     };
-    const { count, page, seqscanOff } = listStatements(dialect, scenario, args);
+    const { count, page, searching } = listStatements(dialect, scenario, args);
     const counting = !count
       ? undefined
-      : seqscanOff
+      : searching
         ? store.transaction(async (all) => {
-            await all(SEQSCAN_OFF);
+            await all(SEARCHING);
             return all(count);
           })
         : store.all(count);
