@@ -238,9 +238,9 @@ async function readingMatches<R>(db: Executor, plan: ListPlan, read: (db: Execut
     });
   await searching.execute(db);
   const result = await read(db);
-  await sql`select set_config(name, reset_val, true) from pg_settings where name in ('enable_seqscan', 'work_mem')`.execute(
-    db,
-  );
+  // Both back to the session's.
+  await sql`select set_config(name, reset_val, true) from pg_settings
+    where name in ('enable_seqscan', 'work_mem')`.execute(db);
   return result;
 }
 
