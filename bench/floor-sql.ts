@@ -161,8 +161,8 @@ const NAME_ORDER: Record<Dialect, string> = {
 
 /**
  * A list scenario: the count (absent for a cursor page) and the page, which the app runs concurrently. On PostgreSQL a
- * search's count runs in a transaction of its own with sequential scans priced out (`searching`: src/records/
- * repository.ts, readingMatches).
+ * search's count runs in a transaction of its own with sequential scans priced out (`searching`: src/db/
+ * dialect.ts, readingEveryMatch).
  */
 export function listStatements(
   dialect: Dialect,

@@ -250,7 +250,7 @@ for (const dialect of DIALECTS) {
     if (dialect === 'postgres')
       test('PostgreSQL counts a search through the trigram index where reading the table looks cheaper to it', async () => {
         // A table this small is one the planner would read whole; the app prices that out for a read of every match
-        // of a search (repository.ts, readingMatches), which on a large table is the difference between milliseconds
+        // of a search (db/dialect.ts, readingEveryMatch), which on a large table is the difference between milliseconds
         // and a read of every row. The index's own scan counter says which was used (the app's connections report it
         // when they go idle, within a second or so).
         const indexScans = async () => {

@@ -14,7 +14,7 @@ import {
   byteOrdered,
   containsText,
   countWordMatches,
-  dialectOf,
+  readingEveryMatch,
   searchReadsEveryMatch,
   wordsCountable,
   matchesWords,
@@ -215,40 +215,11 @@ function countingQuery(db: Executor, resource: Resource, plan: ListPlan, atMost?
         .select(sql<string | number | bigint>`count(*)`.as('total'));
 }
 
-/**
- * Runs `read`, a read of every row a list matches, so that PostgreSQL answers a search through its trigram index, and
- * with room for the index's answer: in a transaction of its own (or for this read of the caller's), with sequential
- * scans priced out and `work_mem` at 32 MB.
- * - The planner prices LIKE on a long text far below its cost, guesses a word's rows from a histogram of 100 values,
- *   and prices in the index's pending list of recent writes. Together they chose a sequential scan in a bench run:
- *   194 ms for a one-word count that the index answers in 10 at 100,000 contacts.
- * - The index answers with a bitmap of the rows' pages. In the default 4 MB it holds about 65,000 pages; past that it
- *   keeps whole pages and every row on them is tested. At 1,300,000 rows, a word on 11,531 pages counted in 49–59 ms
- *   with room for them all, and in 181–188 ms (on three processes) in 400 kB. 32 MB holds about 500,000 pages: a
- *   word in a twentieth of 10,000,000 contacts.
- * Other lists, and the other databases, read as they are.
- */
-async function readingMatches<R>(db: Executor, plan: ListPlan, read: (db: Executor) => Promise<R>): Promise<R> {
-  if (plan.words.length === 0 || dialectOf(db) !== 'postgres') return read(db);
-  const searching = sql`select set_config('enable_seqscan', 'off', true), set_config('work_mem', '32MB', true)`;
-  if (!db.isTransaction)
-    return db.transaction().execute(async (trx) => {
-      await searching.execute(trx);
-      return read(trx);
-    });
-  await searching.execute(db);
-  const result = await read(db);
-  // Both back to the session's.
-  await sql`select set_config(name, reset_val, true) from pg_settings
-    where name in ('enable_seqscan', 'work_mem')`.execute(db);
-  return result;
-}
-
 /** The number of rows a list matches (see countWithoutRows and countingQuery). */
 export async function countRows(db: Executor, resource: Resource, plan: ListPlan, atMost?: number): Promise<number> {
   const known = countWithoutRows(db, resource, plan, atMost);
   if (known) return known;
-  const row = await readingMatches(db, plan, (db) =>
+  const row = await readingEveryMatch(db, plan.words, (db) =>
     countingQuery(db, resource, plan, atMost).executeTakeFirstOrThrow(),
   );
   return Number(row.total ?? 0);
@@ -368,7 +339,7 @@ export async function selectCountedRows(
         : await orderedRows(db, resource, plan, fields).limit(limit).offset(offset).execute();
     return { rows: rows.map((row) => rowToRecord(resource, row, fields)), total };
   }
-  const found = await readingMatches(db, plan, (db) =>
+  const found = await readingEveryMatch(db, plan.words, (db) =>
     orderedRows(db, resource, plan, fields)
       .select(countingQuery(db, resource, plan, atMost).as('matching_total'))
       .limit(limit)
@@ -673,7 +644,7 @@ export async function moveReferences(
  */
 export async function selectIds(db: Executor, resource: Resource, plan: ListPlan, limit: number): Promise<bigint[]> {
   const pk = resource.primaryKey.name;
-  const rows = await readingMatches(db, plan, (db) => {
+  const rows = await readingEveryMatch(db, plan.words, (db) => {
     let query = asRecordTables(db)
       .selectFrom(resource.table)
       .select(pk)
