@@ -26,6 +26,8 @@ export interface Job {
 export interface SchedulerOptions {
   tickMs: number;
   leaseMs: number;
+  /** The lease row's name: `scheduler`, the app's, unless given (a test's schedulers compete for one of their own). */
+  lease?: string;
   /** Counts each job's runs by outcome (`ok`, `error`): the app's metrics. */
   runs?: Counter<'job' | 'outcome'>;
 }
@@ -38,21 +40,19 @@ export interface Scheduler {
   stop(): Promise<void>;
 }
 
-const LEASE = 'scheduler';
-
 /** Takes the lease if it is free, run out, or already ours; answers whether we hold it now. */
-async function takeLease(db: Executor, holder: string, leaseMs: number): Promise<boolean> {
+async function takeLease(db: Executor, name: string, holder: string, leaseMs: number): Promise<boolean> {
   const now = new Date();
   const until = new Date(now.getTime() + leaseMs).toISOString();
   await db
     .insertInto('leases')
-    .values({ name: LEASE, holder, expires_at: until })
+    .values({ name, holder, expires_at: until })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();
   const taken = await db
     .updateTable('leases')
     .set({ holder, expires_at: until })
-    .where('name', '=', LEASE)
+    .where('name', '=', name)
     .where((eb) => eb.or([eb('holder', '=', holder), eb('expires_at', '<', now.toISOString())]))
     .executeTakeFirst();
   return Number(taken.numUpdatedRows) === 1;
@@ -65,13 +65,14 @@ export function startScheduler(
   options: SchedulerOptions,
 ): Scheduler {
   const holder = randomUUID();
+  const { lease = 'scheduler' } = options;
   const lastRun = new Map<string, number>();
   let running: Promise<boolean> | null = null;
   let stopped = false;
 
-  const held = async () => !stopped && (await takeLease(database.db, holder, options.leaseMs));
+  const held = async () => !stopped && (await takeLease(database.db, lease, holder, options.leaseMs));
   const tick = async (): Promise<boolean> => {
-    if (!(await takeLease(database.db, holder, options.leaseMs))) return false;
+    if (!(await takeLease(database.db, lease, holder, options.leaseMs))) return false;
     for (const job of jobs) {
       if (stopped) break;
       const now = Date.now();
@@ -113,7 +114,7 @@ export function startScheduler(
       // Let another process take over at once instead of after the lease runs out.
       await database.db
         .deleteFrom('leases')
-        .where('name', '=', LEASE)
+        .where('name', '=', lease)
         .where('holder', '=', holder)
         .execute()
         .catch(() => undefined);
