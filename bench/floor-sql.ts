@@ -122,12 +122,13 @@ const ftsQuery = (words: string[]) => words.map((w) => `"${w.toLowerCase().repla
  */
 function searchCondition(dialect: Dialect, words: string[]): [string, unknown[]] {
   if (dialect !== 'sqlite') {
-    // MariaDB reads a backslash in a literal as an escape: its one backslash is written twice.
-    const escapeChar = dialect === 'mysql' ? `'\\\\'` : `'\\'`;
-    return [
-      `(${words.map(() => `"search_text" like lower(?) escape ${escapeChar}`).join(' and ')})`,
-      words.map((w) => `%${w.replace(/[\\%_]/g, '\\$&')}%`),
-    ];
+    // MariaDB compares bytes (src/db/dialect.ts, containsText) and reads a backslash in a literal as an escape: its
+    // one backslash is written twice.
+    const match =
+      dialect === 'mysql'
+        ? `cast("search_text" as binary) like lower(?) escape '\\\\'`
+        : `"search_text" like lower(?) escape '\\'`;
+    return [`(${words.map(() => match).join(' and ')})`, words.map((w) => `%${w.replace(/[\\%_]/g, '\\$&')}%`)];
   }
   return [
     `("${TABLE}"."id" in (select rowid from "${TABLE}_search" where "${TABLE}_search" match ?))`,
