@@ -20,16 +20,24 @@ function storableKey(key: string): string {
   return `${kind}:#${createHash('sha256').update(key.toWellFormed()).digest('hex')}`;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The throttle's key, worked out by the route (it needs the parsed body) and then handed to the limiter. On the
+     * request, not in a WeakMap: see `confirmSignIn` in http/auth.ts.
+     */
+    throttleKey?: string;
+  }
+}
+
 export function throttles(app: FastifyInstance) {
-  // The key is worked out by the route (it needs the parsed body), then handed to the limiter.
-  const keys = new WeakMap<FastifyRequest, string>();
   const check = app.createRateLimit({
     max: THROTTLE.max,
     timeWindow: THROTTLE.timeWindowMs,
-    keyGenerator: (request) => keys.get(request)!,
+    keyGenerator: (request) => request.throttleKey!,
   });
   const limiter = (request: FastifyRequest, key: string) => {
-    keys.set(request, storableKey(key));
+    request.throttleKey = storableKey(key);
     return (options?: { increment: boolean }) => check(request, options);
   };
 

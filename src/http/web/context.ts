@@ -53,12 +53,16 @@ function localeOf(request: FastifyRequest): string {
   }
 }
 
-const contexts = new WeakMap<FastifyRequest, PageContext>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The page's context, once worked out (on the request, not in a WeakMap: see `confirmSignIn` in http/auth.ts). */
+    pageContext?: PageContext;
+  }
+}
 
 /** Worked out once per request: one CSRF token, and the flash is taken only once. */
 export function pageContext(request: FastifyRequest, reply: FastifyReply): PageContext {
-  const known = contexts.get(request);
-  if (known) return known;
+  if (request.pageContext) return request.pageContext;
   const user = request.user;
   const shown = user ? publicUser(user) : undefined;
   const ctx: PageContext = {
@@ -76,7 +80,7 @@ export function pageContext(request: FastifyRequest, reply: FastifyReply): PageC
     path: request.url.split('?')[0] ?? '/',
     locale: localeOf(request),
   };
-  contexts.set(request, ctx);
+  request.pageContext = ctx;
   return ctx;
 }
 
