@@ -138,7 +138,7 @@ export async function appStatements(
   try {
     // A bearer token kept in memory: on a server the route confirms it in the read itself, or in the first statement
     // of the write (src/http/auth.ts, confirmed).
-    const trusted = { ...ctx, authEpoch: dialect === 'sqlite' ? undefined : String(STAND_IN_EPOCH) };
+    const trusted = { ...ctx, authEpoch: String(STAND_IN_EPOCH) };
     if (scenario === 'get') await getRecord(trusted, contact, String(params.sampleId), 'read', { withCounts: true });
     else if (scenario === 'create') await createRecord(trusted, contact, createBody(1));
     else if (scenario === 'patch') await updateRecord(trusted, contact, String(params.sampleId), patchBody(1));

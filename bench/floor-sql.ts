@@ -214,14 +214,13 @@ export const getById = (dialect: Dialect, id: unknown): Statement =>
  * read by the same statement, which confirms the token (src/http/auth.ts, `confirmed`); SQLite reads it apart.
  */
 export const routeGetById = (dialect: Dialect, id: unknown): Statement =>
-  dialect === 'sqlite' ? getById(dialect, id) : forDialect(dialect, `${counted(`, ${EPOCH}`)} where "id" = ?`, [id]);
+  forDialect(dialect, `${counted(`, ${EPOCH}`)} where "id" = ?`, [id]);
 
 /**
  * The auth epoch, as a column of a statement the app sends anyway: on PostgreSQL and MariaDB a bearer token kept in
  * memory is confirmed by it (src/http/auth.ts); SQLite reads the epoch on its own.
  */
 const EPOCH = '(select n from "auth_epoch" where id = 1) as "lb_auth_epoch"';
-const withEpoch = (dialect: Dialect) => (dialect === 'sqlite' ? [] : [EPOCH]);
 
 /**
  * A create's check that the records it names exist (a 422 naming the field, rather than the database's foreign-key
@@ -235,7 +234,7 @@ export function referenceChecks(dialect: Dialect, body: Record<string, unknown>,
     ['users', actorId],
   ].filter(([, id]) => id !== undefined && id !== null);
   const each = named.map(([table], i) => `(select "id" from "${table}" where "id" = ?) as "r${i}"`);
-  const columns = [...each, ...withEpoch(dialect)];
+  const columns = [...each, EPOCH];
   return columns.length
     ? [
         forDialect(
@@ -252,9 +251,11 @@ export function referenceChecks(dialect: Dialect, body: Record<string, unknown>,
  * confirms the bearer token on a server (EPOCH).
  */
 export const lockById = (dialect: Dialect, id: unknown): Statement =>
-  dialect === 'sqlite'
-    ? forDialect(dialect, `${SELECT} where "id" = ?`, [id])
-    : forDialect(dialect, `select ${quoted(COLUMNS)}, ${EPOCH} from "${TABLE}" where "id" = ? for update`, [id]);
+  forDialect(
+    dialect,
+    `select ${quoted(COLUMNS)}, ${EPOCH} from "${TABLE}" where "id" = ?${dialect === 'sqlite' ? '' : ' for update'}`,
+    [id],
+  );
 
 const plain = (sql: string): Statement => ({ sql, parameters: [] });
 

@@ -3,7 +3,7 @@
 // limited to some abilities (what each route needs is said in
 // src/http/access.ts) and may expire; its owner is mailed a week before.
 import type { Selectable } from 'kysely';
-import { dialectOf, readsByKeyBeatAJoin } from '../db/dialect.ts';
+import { readsByKeyBeatAJoin } from '../db/dialect.ts';
 import { runPrepared } from '../db/prepared.ts';
 import { logEvent } from '../records/change-log.ts';
 import type { PersonalAccessTokensTable } from '../db/tables.ts';
@@ -274,8 +274,8 @@ const RECENT_TOKENS = 10_000;
  * row instead of theirs: a read by id takes a tenth less CPU); read again otherwise. The epoch is read first, so rows
  * kept under it are at least as new as it: a revoked token, a deactivated user or a changed role moves it, in its
  * own transaction, and the next request on every process reads the rows again. A token not found is not kept.
- * `unconfirmed`: on a server, rows kept in memory are answered with the epoch they were kept under and no read at all;
- * the caller's own statement reads the epoch, and its answer stands only if the epoch is that one (src/http/auth.ts).
+ * `unconfirmed`: rows kept in memory are answered with the epoch they were kept under and no read at all; the caller's
+ * own statement reads the epoch, and its answer stands only if the epoch is that one (src/http/auth.ts).
  */
 async function recentTokenRow(
   db: Accounts['database']['db'],
@@ -285,7 +285,7 @@ async function recentTokenRow(
   const recent = recentTokens.get(db) ?? new Map();
   recentTokens.set(db, recent);
   const kept = recent.get(hash);
-  if (kept && unconfirmed && dialectOf(db) !== 'sqlite') return { found: kept.found, unconfirmedEpoch: kept.epoch };
+  if (kept && unconfirmed) return { found: kept.found, unconfirmedEpoch: kept.epoch };
   const epoch = await authEpoch(db);
   if (epoch === undefined) {
     const found = await tokenRow(db, hash);
