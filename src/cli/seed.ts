@@ -19,7 +19,7 @@ import { findUserByEmail } from '../accounts/store.ts';
 import type { Database } from '../db/connection.ts';
 import { isEmpty, loadInOnePass } from '../db/bulk-load.ts';
 import { asRecordTables } from '../db/tables.ts';
-import { insertRows } from '../records/repository.ts';
+import { insertRows, loadRows } from '../records/repository.ts';
 import { firstOpenStage } from '../resources/inquiry-rules.ts';
 import { contact, service, source, user } from '../resources/index.ts';
 import type { Resource } from '../schema/resource.ts';
@@ -98,42 +98,39 @@ async function insertAll(
   const { db } = database;
   const ids: number[] = [];
   if (count === 0) return ids;
-  /** Writes every batch, each made in a worker thread while the one before is written. */
-  const inBatches = async (write: (rows: FakeRow[]) => Promise<bigint[]>) => {
+  const took = (written: bigint[]) => {
+    for (const id of written) ids.push(Number(id));
+  };
+  /** The rows in batches, each made in a worker thread while the one before is written; told when it was. */
+  async function* batches() {
     const made = rowsInWorker({ ...wanted, keys: { defaultCountry: database.defaultCountry } });
     try {
       const batch = (done: number) => made.next(Math.min(BATCH, count - done));
       let coming = batch(0);
-      let writing: Promise<void> = Promise.resolve();
       for (let done = 0; done < count; done += BATCH) {
         const rows = await coming;
         if (done + BATCH < count) coming = batch(done + BATCH);
-        await writing;
-        writing = write(rows).then((written) => {
-          for (const id of written) ids.push(Number(id));
-          told.tick(rows.length);
-        });
+        yield rows;
+        told.tick(rows.length);
       }
-      await writing;
     } finally {
       await made.close();
     }
-  };
+  }
   const resource = SEEDED[wanted.table];
   const table = resource.table;
   // Into an empty table, one transaction: its indexes are built once, at the end (src/db/bulk-load.ts).
   if (await isEmpty(db, table))
     await db.transaction().execute((trx) =>
-      loadInOnePass(trx, table, () => inBatches((rows) => insertRows(trx, resource, rows)), {
+      loadInOnePass(trx, table, async () => took(await loadRows(trx, resource, batches())), {
         fills: true,
         indexing: () => told.indexing(table),
       }),
     );
   // Into a table that has rows, a transaction per batch, so that the app's own writes go on between them.
   else
-    await inBatches((rows) =>
-      db.transaction().execute((trx) => loadInOnePass(trx, table, () => insertRows(trx, resource, rows))),
-    );
+    for await (const rows of batches())
+      took(await db.transaction().execute((trx) => loadInOnePass(trx, table, () => insertRows(trx, resource, rows))));
   return ids;
 }
 

