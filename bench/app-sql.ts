@@ -136,7 +136,7 @@ export async function appStatements(
   const database = capturingDatabase(dialect, log, params.sampleId);
   const ctx = { database, actor: { id: 1n, role: 'admin' as const } };
   try {
-    // A bearer token kept in memory: on a server the route confirms it in the read itself, or in the first statement
+    // A bearer token kept in memory: the route confirms it in the read itself, or in the first statement
     // of the write (src/http/auth.ts, confirmed).
     const trusted = { ...ctx, authEpoch: String(STAND_IN_EPOCH) };
     if (scenario === 'get') await getRecord(trusted, contact, String(params.sampleId), 'read', { withCounts: true });

@@ -210,22 +210,22 @@ export const getById = (dialect: Dialect, id: unknown): Statement =>
   forDialect(dialect, `${COUNTED} where "id" = ?`, [id]);
 
 /**
- * A get by id as the route sends it for a bearer token kept in memory: on PostgreSQL and MariaDB the auth epoch is
- * read by the same statement, which confirms the token (src/http/auth.ts, `confirmed`); SQLite reads it apart.
+ * A get by id as the route sends it for a bearer token kept in memory: the auth epoch is read by the same statement,
+ * which confirms the token (src/http/auth.ts, `confirmed`).
  */
 export const routeGetById = (dialect: Dialect, id: unknown): Statement =>
   forDialect(dialect, `${counted(`, ${EPOCH}`)} where "id" = ?`, [id]);
 
 /**
- * The auth epoch, as a column of a statement the app sends anyway: on PostgreSQL and MariaDB a bearer token kept in
- * memory is confirmed by it (src/http/auth.ts); SQLite reads the epoch on its own.
+ * The auth epoch, as a column of a statement the app sends anyway: a bearer token kept in memory is confirmed by it
+ * (src/http/auth.ts).
  */
 const EPOCH = '(select n from "auth_epoch" where id = 1) as "lb_auth_epoch"';
 
 /**
  * A create's check that the records it names exist (a 422 naming the field, rather than the database's foreign-key
  * error): its service, its source and its author, in the order of the fields, a scalar subquery each in one statement,
- * which also confirms the bearer token on a server (EPOCH).
+ * which also confirms the bearer token (EPOCH).
  */
 export function referenceChecks(dialect: Dialect, body: Record<string, unknown>, actorId: unknown): Statement[] {
   const named = [
@@ -248,7 +248,7 @@ export function referenceChecks(dialect: Dialect, body: Record<string, unknown>,
 
 /**
  * The read that starts an update: it locks the row (SQLite has no row locks: its transaction holds the writer's), and
- * confirms the bearer token on a server (EPOCH).
+ * confirms the bearer token (EPOCH).
  */
 export const lockById = (dialect: Dialect, id: unknown): Statement =>
   forDialect(
