@@ -30,7 +30,7 @@ if (DIALECTS.includes('mysql'))
     before(async () => {
       fresh = await freshDatabase('mysql');
       database = openDatabase(fresh.options);
-      await sql`create table loaded (id bigint primary key, text longtext, at datetime(3), n bigint)`.execute(
+      await sql`create table loaded (id bigint primary key, text longtext, at datetime(3), n bigint, short varchar(3))`.execute(
         database.db,
       );
     });
@@ -56,6 +56,23 @@ if (DIALECTS.includes('mysql'))
       );
     });
 
+    test('a row MariaDB would skip or cut (LOCAL loads as if IGNORE were given) fails the whole load', async () => {
+      const load = (rows: unknown[][]) =>
+        database.db
+          .transaction()
+          .execute((trx) => loadDataLocal(trx, 'loaded', ['id', 'text', 'short'], inBatches(rows, 2)));
+      await assert.rejects(
+        load([
+          [5000, 'new', 'abc'],
+          [1, 'its id is taken', null],
+        ]),
+        /did not load every row of loaded as it was given: Warning 1062: Duplicate entry '1'/,
+      );
+      await assert.rejects(load([[5001, 'too long', 'abcd']]), /Warning 1265: Data truncated for column 'short'/);
+      const { rows } = await sql<{ n: string }>`select count(*) as n from loaded where id >= 5000`.execute(database.db);
+      assert.equal(Number(rows[0]!.n), 0, 'nothing of either load stayed');
+    });
+
     test('a rollback takes the whole load back', async () => {
       const rows = Array.from({ length: 1000 }, (_, i) => [100 + i, `row ${i}`, null, i]);
       await assert.rejects(
@@ -65,9 +82,9 @@ if (DIALECTS.includes('mysql'))
         }),
         /given up/,
       );
-      const { rows: left } = await sql<{ n: string }>`select count(*) as n from loaded where id >= 100`.execute(
-        database.db,
-      );
+      const { rows: left } = await sql<{
+        n: string;
+      }>`select count(*) as n from loaded where id between 100 and 1099`.execute(database.db);
       assert.equal(Number(left[0]!.n), 0);
     });
   });

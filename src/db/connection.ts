@@ -407,6 +407,14 @@ export async function loadDataLocal(
   try {
     const result = await sql`load data local infile ${sql.raw(`'${name}'`)} into table ${sql.table(table)}
       character set utf8mb4 (${sql.join(columns.map((c) => sql.ref(c)))})`.execute(db);
+    // MariaDB takes a LOCAL load as if IGNORE were given (it cannot stop the client's stream): a row whose key is
+    // taken is skipped and a value it would refuse is cut, each with a warning. Any warning fails the load, so that
+    // the caller's transaction rolls it back whole, as an INSERT's error would.
+    const { rows } = await sql<{ Level: string; Code: number; Message: string }>`show warnings limit 3`.execute(db);
+    if (rows.length) {
+      const said = rows.map((w) => `${w.Level} ${w.Code}: ${w.Message}`).join('; ');
+      throw new Error(`MariaDB did not load every row of ${table} as it was given: ${said}`);
+    }
     return Number(result.numAffectedRows ?? 0);
   } catch (error) {
     if (LOCAL_INFILE_REFUSED.has((error as { errno?: number }).errno ?? 0)) return null;
