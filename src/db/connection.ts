@@ -371,6 +371,8 @@ const localInfiles = new Map<string, AsyncIterable<readonly unknown[][]>>();
 const LOCAL_INFILE = /^load data local infile '([\w-]+)'/;
 /** The server does not take LOAD DATA LOCAL (local_infile off): ER_NOT_ALLOWED_COMMAND and its newer code. */
 const LOCAL_INFILE_REFUSED = new Set([1148, 4166]);
+/** The errors a LOCAL load's warnings stand for: a duplicate key, a reference to no row. */
+const WARNING_AS_ERROR: Record<number, string> = { 1062: 'ER_DUP_ENTRY', 1452: 'ER_NO_REFERENCED_ROW_2' };
 
 /** What LOAD DATA's default format reads as a value: \N for NULL, and its escapes for what would end a field. */
 function tabSeparatedValue(value: unknown): string {
@@ -413,7 +415,9 @@ export async function loadDataLocal(
     const { rows } = await sql<{ Level: string; Code: number; Message: string }>`show warnings limit 3`.execute(db);
     if (rows.length) {
       const said = rows.map((w) => `${w.Level} ${w.Code}: ${w.Message}`).join('; ');
-      throw new Error(`MariaDB did not load every row of ${table} as it was given: ${said}`);
+      // A taken key or a missing reference is thrown as the INSERT's error would be (db/dialect.ts tells them).
+      const code = rows.map((w) => WARNING_AS_ERROR[w.Code]).find(Boolean);
+      throw Object.assign(new Error(`MariaDB did not load every row of ${table} as it was given: ${said}`), { code });
     }
     return Number(result.numAffectedRows ?? 0);
   } catch (error) {

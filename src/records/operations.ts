@@ -23,7 +23,7 @@ import {
   deleteRow,
   recordsExist,
   insertRow,
-  insertRows,
+  loadRows,
   type Row,
   selectById,
   selectByIdWithEpoch,
@@ -503,7 +503,8 @@ export async function createRecord(
 
 /**
  * Inserts rows from prepareCreate in one transaction, with multi-row INSERTs
- * (a statement per row would flush the search index per row): all of them, or, when a
+ * (a statement per row would flush the search index per row; MariaDB: one
+ * LOAD DATA, repository.ts loadRows): all of them, or, when a
  * unique value turns out to be taken (by a stored record or an earlier row of
  * the batch), the batch is rolled back and each row is retried in its own
  * transaction so that only the rows at fault are refused. Answers, per row,
@@ -525,7 +526,7 @@ export async function insertPreparedBatch(
       if (hooks.beforeCreateMany) await hooks.beforeCreateMany(trx, ctx, batch);
       else for (const values of batch) await hooks.beforeCreate?.(trx, ctx, values);
       // The batch's search index rows are written once for it (src/db/bulk-load.ts).
-      const ids = await loadInOnePass(trx, resource.table, () => insertRows(trx, resource, batch));
+      const ids = await loadInOnePass(trx, resource.table, () => loadRows(trx, resource, [batch]));
       await logCreated(trx, ctx, resource, ids);
       await noticeAssignments(
         trx,

@@ -485,19 +485,29 @@ export async function insertRows(db: Executor, resource: Resource, rows: readonl
 }
 
 /**
- * Rows given batch by batch (`leadbook seed`), in one LOAD DATA LOCAL INFILE on MariaDB, which then parses no SQL per
- * row; elsewhere by insertRows, a batch at a time. Answers their ids. Every row has the first one's fields. On MariaDB
- * the ids are given, counting on from the highest: InnoDB reserves a LOAD DATA's auto-increment values in growing
- * blocks, and the next row written would have had its id past a gap. A server that does not take LOAD DATA LOCAL
- * (local_infile off) gets INSERTs.
+ * Rows given batch by batch (`leadbook seed`, an import's batch), in one LOAD DATA LOCAL INFILE on MariaDB, which then
+ * parses no SQL per row; elsewhere by insertRows, a batch at a time. Answers their ids. Every row has the first one's
+ * fields. On MariaDB the ids are given, counting on from the highest: InnoDB reserves a LOAD DATA's auto-increment
+ * values in growing blocks, and the next row written would have had its id past a gap. Should another writer take one
+ * of them first, the load fails as on any taken key (an import then writes its batch row by row). A server that does
+ * not take LOAD DATA LOCAL (local_infile off) gets INSERTs.
  */
-export async function loadRows(db: Executor, resource: Resource, batches: AsyncIterable<readonly Row[]>) {
+export async function loadRows(
+  db: Executor,
+  resource: Resource,
+  batches: AsyncIterable<readonly Row[]> | Iterable<readonly Row[]>,
+) {
   const ids: bigint[] = [];
   if (!loadsByLoadData(db)) {
     for await (const rows of batches) ids.push(...(await insertRows(db, resource, rows)));
     return ids;
   }
-  const iterator = batches[Symbol.asyncIterator]();
+  const iterator =
+    Symbol.asyncIterator in batches
+      ? batches[Symbol.asyncIterator]()
+      : (async function* () {
+          yield* batches;
+        })();
   const first = await iterator.next();
   if (first.done) return ids;
   const pk = resource.primaryKey;
