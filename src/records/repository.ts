@@ -498,36 +498,36 @@ export async function loadRows(
   batches: AsyncIterable<readonly Row[]> | Iterable<readonly Row[]>,
 ) {
   const ids: bigint[] = [];
-  if (!loadsByLoadData(db)) {
-    for await (const rows of batches) ids.push(...(await insertRows(db, resource, rows)));
-    return ids;
-  }
-  const iterator =
-    Symbol.asyncIterator in batches
-      ? batches[Symbol.asyncIterator]()
-      : (async function* () {
-          yield* batches;
-        })();
+  const iterator = (async function* () {
+    yield* batches;
+  })();
   const first = await iterator.next();
   if (first.done) return ids;
-  const pk = resource.primaryKey;
-  const fields = Object.keys(first.value[0]!).map((name) => resource.field(name)!);
-  const highest = await asRecordTables(db)
-    .selectFrom(resource.table)
-    .select(sql<string | number | null>`max(${sql.ref(pk.name)})`.as('n'))
-    .executeTakeFirst();
-  let id = BigInt(highest?.n ?? 0);
-  const values = async function* () {
+  /** The batches from the first on (its fields are the columns). */
+  const all = async function* () {
     for (let batch: IteratorResult<readonly Row[]> = first; !batch.done; batch = await iterator.next())
-      yield batch.value.map((row) => {
-        ids.push(++id);
-        return [id, ...fields.map((field) => param(field, row[field.name] ?? null))];
-      });
+      yield batch.value;
   };
-  if ((await loadDataLocal(db, resource.table, [pk.name, ...fields.map((f) => f.name)], values())) !== null) return ids;
-  // The server does not take LOAD DATA LOCAL: the rows go in as INSERTs (none was read).
-  for (let batch: IteratorResult<readonly Row[]> = first; !batch.done; batch = await iterator.next())
-    ids.push(...(await insertRows(db, resource, batch.value)));
+  if (loadsByLoadData(db)) {
+    const pk = resource.primaryKey;
+    const fields = Object.keys(first.value[0]!).map((name) => resource.field(name)!);
+    const highest = await asRecordTables(db)
+      .selectFrom(resource.table)
+      .select(sql<string | number | null>`max(${sql.ref(pk.name)})`.as('n'))
+      .executeTakeFirst();
+    let id = BigInt(highest?.n ?? 0);
+    const values = async function* () {
+      for await (const rows of all())
+        yield rows.map((row) => {
+          ids.push(++id);
+          return [id, ...fields.map((field) => param(field, row[field.name] ?? null))];
+        });
+    };
+    if ((await loadDataLocal(db, resource.table, [pk.name, ...fields.map((f) => f.name)], values())) !== null)
+      return ids;
+    // The server does not take LOAD DATA LOCAL: the rows go in as INSERTs (it refused before reading any).
+  }
+  for await (const rows of all()) ids.push(...(await insertRows(db, resource, rows)));
   return ids;
 }
 
