@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { type Database, openDatabase } from '../src/db/connection.ts';
-import { DIALECTS, type FreshDatabase, freshDatabase } from './helpers/database.ts';
+import { DIALECTS, type FreshDatabase, migratedDatabase } from './helpers/database.ts';
 import { call, crash, type Served, serveCli } from './helpers/process.ts';
 import { type MailCatcher, startMailCatcher } from './helpers/smtp.ts';
 
@@ -53,7 +53,7 @@ for (const dialect of DIALECTS) {
     };
 
     before(async () => {
-      fresh = await freshDatabase(dialect);
+      fresh = await migratedDatabase(dialect);
       database = openDatabase(fresh.options);
       smtp = await startMailCatcher();
       // Processes behind one balancer share the database and the app key (SQLite: the data folder too).

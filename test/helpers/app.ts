@@ -12,10 +12,9 @@ import { buildApp } from '../../src/app.ts';
 import { type DeclaredRoute, declaredRoutes } from '../../src/http/access.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Database, openDatabase } from '../../src/db/connection.ts';
-import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Dialect } from '../../src/db/dialect.ts';
 import { WEBHOOKS_STAY_HOME } from './loopback-dns.ts';
-import { freshDatabase } from './database.ts';
+import { migratedDatabase } from './database.ts';
 import type { Json } from './json.ts';
 
 export interface Reply {
@@ -82,9 +81,8 @@ export async function startApp(
   dialect: Dialect,
   options: { env?: Record<string, string>; admin?: boolean } = {},
 ): Promise<TestApp> {
-  const fresh = await freshDatabase(dialect);
+  const fresh = await migratedDatabase(dialect);
   const database = openDatabase(fresh.options);
-  await migrateToLatest(database.db);
   const logs: string[] = [];
   const responses: string[] = [];
   const logStream = new Writable({

@@ -11,7 +11,7 @@ import SQLite from 'better-sqlite3';
 import { type DatabaseOptions, openDatabase } from '../../src/db/connection.ts';
 import { asRecordTables } from '../../src/db/tables.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
-import { DIALECTS, freshDatabase, type FreshDatabase } from '../helpers/database.ts';
+import { DIALECTS, freshDatabase, type FreshDatabase, migratedDatabase } from '../helpers/database.ts';
 import { backupDatabase, restoreDatabase } from '../../src/cli/backup.ts';
 import { loadConfig } from '../../src/config.ts';
 import { recordResources, resources, user } from '../../src/resources/index.ts';
@@ -137,7 +137,7 @@ for (const dialect of DIALECTS) {
     test(`a backup taken under writes is one moment's state; restored, it matches the source and serves (${ROUNDS} round${ROUNDS > 1 ? 's' : ''})`, {
       timeout: SOAK ? 1_800_000 : 180_000,
     }, async (t) => {
-      const source = await freshDatabase(dialect);
+      const source = await migratedDatabase(dialect);
       const copies: FreshDatabase[] = [];
       const servers: Running[] = [];
       const stats = { rounds: 0, backups: 0, restores: 0, writes: 0, writesDuringBackup: 0, failures: 0, lost: 0 };

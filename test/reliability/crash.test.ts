@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordResources, user } from '../../src/resources/index.ts';
 import type { Resource } from '../../src/schema/resource.ts';
-import { DIALECTS, freshDatabase } from '../helpers/database.ts';
+import { DIALECTS, migratedDatabase } from '../helpers/database.ts';
 import { inDependencyOrder, sampleInput } from '../helpers/samples.ts';
 import {
   type Answer,
@@ -145,7 +145,7 @@ for (const dialect of DIALECTS) {
     }, async (t) => {
       const seed = seedOf();
       const rand = random(seed);
-      const fresh = await freshDatabase(dialect);
+      const fresh = await migratedDatabase(dialect);
       const env = envOf(fresh);
       const warming: Promise<Warm>[] = [];
       let server: Running | undefined;

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { toJson } from '../helpers/app.ts';
-import { DIALECTS, type FreshDatabase, freshDatabase } from '../helpers/database.ts';
+import { DIALECTS, type FreshDatabase, migratedDatabase } from '../helpers/database.ts';
 import { type Served, serveCli } from '../helpers/process.ts';
 import { mb, type Outcome, runClosedLoop, summary, treeRss } from './helpers/load.ts';
 import type { Json } from '../helpers/json.ts';
@@ -49,7 +49,7 @@ for (const dialect of RUN_DIALECTS) {
     test(`${DURATION_MS / 1000} s of 80% reads, 15% writes, 5% sign-ins with ${WORKERS} workers: zero errors${SOAK ? ', memory flat' : ''}`, {
       timeout: DURATION_MS + WARM_UP_MS + 60_000,
     }, async (t) => {
-      fresh = await freshDatabase(dialect);
+      fresh = await migratedDatabase(dialect);
       served = await serveCli({
         DATA_DIR: fresh.options.dataDir,
         ...(fresh.options.databaseUrl ? { DATABASE_URL: fresh.options.databaseUrl } : {}),

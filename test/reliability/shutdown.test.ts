@@ -12,7 +12,7 @@ import pg from 'pg';
 import { openDatabase } from '../../src/db/connection.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { contact } from '../../src/resources/index.ts';
-import { DIALECTS, freshDatabase } from '../helpers/database.ts';
+import { DIALECTS, migratedDatabase } from '../helpers/database.ts';
 import { api, envOf, type Running, signUpAdmin, sleep, SOAK, type Warm, warmServer, within } from './helpers/served.ts';
 
 const ROWS = 12_000;
@@ -74,7 +74,7 @@ for (const dialect of DIALECTS) {
     test(`SIGTERM under load: in-flight requests complete, new ones are refused, exit 0, database closed (${ROUNDS} round${ROUNDS > 1 ? 's' : ''})`, {
       timeout: SOAK ? 900_000 : 120_000,
     }, async (t) => {
-      const fresh = await freshDatabase(dialect);
+      const fresh = await migratedDatabase(dialect);
       const stats = { rounds: 0, inFlight: 0, failures: 0 };
       let next: Promise<Warm> | undefined;
       try {

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { DIALECTS, type FreshDatabase, freshDatabase } from '../helpers/database.ts';
+import { DIALECTS, type FreshDatabase, migratedDatabase } from '../helpers/database.ts';
 import { call, crash, type Served, serveCli } from '../helpers/process.ts';
 import { type Delivered, type Receiver, startReceiver, until } from '../helpers/webhook-receiver.ts';
 
@@ -54,7 +54,7 @@ for (const dialect of DIALECTS) {
     };
 
     before(async () => {
-      fresh = await freshDatabase(dialect);
+      fresh = await migratedDatabase(dialect);
       env = {
         DATA_DIR: fresh.options.dataDir,
         APP_KEY: randomBytes(32).toString('base64'),
