@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/connection.ts';
-import { migrateToLatest } from '../src/db/migrate.ts';
-import { DIALECTS, type FreshDatabase, freshDatabase, templateOf } from './helpers/database.ts';
+import { DIALECTS, type FreshDatabase, freshDatabase, migrate, templateOf } from './helpers/database.ts';
 
 /** What the database says of its own schema, one line per thing, by dialect. */
 const DESCRIBED = {
@@ -79,10 +78,7 @@ for (const dialect of DIALECTS) {
     let copy: FreshDatabase;
     before(async () => {
       // Migrated here, not copied from the run's template.
-      migrated = await freshDatabase(dialect);
-      const database = openDatabase(migrated.options);
-      await migrateToLatest(database.db);
-      await database.close();
+      migrated = await migrate(await freshDatabase(dialect));
       copy = await freshDatabase(dialect, templateOf(migrated));
     });
     after(async () => {

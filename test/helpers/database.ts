@@ -96,8 +96,12 @@ const TEMPLATES: Partial<Record<Dialect, string>> = JSON.parse(process.env.LEADB
 
 /** A migrated database: a copy of the run's template where there is one, else migrated here. */
 export async function migratedDatabase(dialect: Dialect): Promise<FreshDatabase> {
-  const fresh = await freshDatabase(dialect, TEMPLATES[dialect]);
-  if (TEMPLATES[dialect]) return fresh;
+  const template = TEMPLATES[dialect];
+  return template ? freshDatabase(dialect, template) : migrate(await freshDatabase(dialect));
+}
+
+/** Runs the migrations on a database; answers it. */
+export async function migrate(fresh: FreshDatabase): Promise<FreshDatabase> {
   const database = openDatabase(fresh.options);
   try {
     await migrateToLatest(database.db);

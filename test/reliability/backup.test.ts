@@ -10,7 +10,6 @@ import { describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { type DatabaseOptions, openDatabase } from '../../src/db/connection.ts';
 import { asRecordTables } from '../../src/db/tables.ts';
-import { migrateToLatest } from '../../src/db/migrate.ts';
 import { DIALECTS, freshDatabase, type FreshDatabase, migratedDatabase } from '../helpers/database.ts';
 import { backupDatabase, restoreDatabase } from '../../src/cli/backup.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -49,11 +48,10 @@ const restoredCounts = new RegExp(
 // The same key for the source and every restored copy: a backup holds the data, not DATA_DIR/app.key.
 const APP_KEY = Buffer.alloc(32, 7).toString('base64');
 
-/** Rows written straight into a new database, before the app starts. */
+/** Rows written straight into a new, migrated database, before the app starts. */
 async function seed(options: DatabaseOptions): Promise<void> {
   const database = openDatabase(options);
   try {
-    await migrateToLatest(database.db);
     const now = new Date().toISOString();
     for (const [resource, count] of SEEDED) {
       for (let start = 0; start < count; start += 200) {
